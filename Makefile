@@ -1,0 +1,45 @@
+# swt-builder: `make help` lists the targets. Every target makes the environment it needs.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.swt-installed
+CONFIG ?=
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help build-dataset test lint clean
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-15s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@echo "== making $(VENV) (uv; venv+pip if uv cannot be had)"
+	@if ! command -v uv >/dev/null 2>&1 && ! [ -x $(BIN)/uv ]; then \
+	  $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install -q uv || true; \
+	fi
+	@UV=$$(command -v uv || echo $(BIN)/uv); \
+	if [ -x "$$UV" ]; then \
+	  "$$UV" venv -q --allow-existing --python $(PYTHON) $(VENV) && \
+	  VIRTUAL_ENV=$(VENV) "$$UV" pip install -q -e '.[dev]'; \
+	else \
+	  $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install -q -e '.[dev]'; \
+	fi
+	@touch $@
+
+build-dataset: $(STAMP) ## build a dataset: the offline demo, or CONFIG=swt-builder.toml
+ifeq ($(CONFIG),)
+	$(BIN)/swt-builder demo build/demo
+	$(BIN)/swt-builder build --config build/demo/swt-builder.toml --output-dir dist --work-dir .swt-work
+else
+	$(BIN)/swt-builder build --config $(CONFIG)
+endif
+
+test: $(STAMP) ## run the whole test suite (fails when no test ran)
+	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest ran no tests: that is a failure"; exit 1; fi; exit $$rc
+
+lint: $(STAMP) ## ruff over the code and tests
+	$(BIN)/ruff check builder recipes validation tests benchmarks
+
+clean: ## remove the environment, build outputs and the work dir
+	rm -rf $(VENV) build dist .swt-work

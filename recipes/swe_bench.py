@@ -1,0 +1,147 @@
+"""Read SWE-bench-format records (JSONL, parquet, a datasets dir or a Hub name) as Candidates."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from builder.pipeline import Outcome
+from builder.records import Candidate, DropReason
+
+STAGE = "source"
+SOURCE_NAME = "swe-bench"
+_REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
+_PULL_NUMBER = re.compile(r"-(\d+)$")
+
+
+class SourceError(ValueError):
+    """The source as a whole cannot be read (missing file, unknown dataset)."""
+
+
+def read_raw(location: str, split: str = "test") -> Iterator[tuple[str, dict[str, Any] | str]]:
+    """Yield ``(origin, record)`` per row; a row that is not a JSON object comes as an error text."""
+    path = Path(location)
+    if path.suffix == ".jsonl" or path.suffix == ".json" and path.is_file():
+        yield from _read_jsonl(path)
+        return
+    yield from _read_dataset(location, split)
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any] | str]]:
+    if not path.is_file():
+        raise SourceError(f"no such file: {path}")
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            origin = f"{path.name}:{number}"
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as error:
+                yield origin, f"not JSON: {error}"
+                continue
+            yield origin, value if isinstance(value, dict) else "not a JSON object"
+
+
+def _read_dataset(location: str, split: str) -> Iterator[tuple[str, dict[str, Any] | str]]:
+    import datasets
+
+    path = Path(location)
+    if path.is_file() and path.suffix == ".parquet":
+        table = datasets.load_dataset("parquet", data_files=str(path), split="train")
+    elif (path / "dataset_info.json").is_file() or (path / "state.json").is_file():
+        table = datasets.load_from_disk(str(path))
+        if isinstance(table, datasets.DatasetDict):
+            table = table[split]
+    elif path.is_dir() or "/" in location:
+        try:
+            table = datasets.load_dataset(location, split=split)
+        except (FileNotFoundError, ValueError) as error:
+            raise SourceError(f"cannot load dataset {location!r} split {split!r}: {error}") from error
+    else:
+        raise SourceError(f"{location!r} is no JSONL/parquet file, datasets dir or Hub name")
+    for index, row in enumerate(table):
+        yield f"{path.name or location}[{index}]", dict(row)
+
+
+def _as_list(value: Any, field: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = json.loads(value) if value.strip() else []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"{field} must be a list of test ids (or its JSON text)")
+    return tuple(value)
+
+
+def _as_date(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        value = value.astimezone(dt.timezone.utc) if value.tzinfo else value
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, str) and value:
+        return value
+    raise ValueError(f"created_at must be a date, got {value!r}")
+
+
+def to_candidate(raw: dict[str, Any]) -> Candidate:
+    """Convert one SWE-bench row; raises ValueError naming what is wrong."""
+    missing = [field for field in _REQUIRED if not raw.get(field)]
+    if missing:
+        raise ValueError(f"missing or empty field(s): {', '.join(missing)}")
+    instance_id = str(raw["instance_id"])
+    pull = _PULL_NUMBER.search(instance_id)
+    return Candidate(
+        instance_id=instance_id,
+        repo=str(raw["repo"]),
+        base_commit=str(raw["base_commit"]),
+        patch=str(raw["patch"]),
+        test_patch=str(raw["test_patch"]),
+        problem_statement=str(raw["problem_statement"]),
+        hints_text=str(raw.get("hints_text") or ""),
+        created_at=_as_date(raw.get("created_at")),
+        version=str(raw.get("version") or ""),
+        environment_setup_commit=str(raw.get("environment_setup_commit") or ""),
+        pull_number=int(pull.group(1)) if pull else None,
+        source=SOURCE_NAME,
+        reference_fail_to_pass=_as_list(raw.get("FAIL_TO_PASS"), "FAIL_TO_PASS"),
+        reference_pass_to_pass=_as_list(raw.get("PASS_TO_PASS"), "PASS_TO_PASS"),
+    )
+
+
+def swe_bench_candidates(location: str, split: str = "test") -> Iterator[tuple[Any, Outcome]]:
+    """Yield ``(raw, outcome)`` per row: a Candidate, or a named drop with the error as evidence."""
+    seen: set[str] = set()
+    for origin, raw in read_raw(location, split):
+        if isinstance(raw, str):
+            yield {"origin": origin}, Outcome.drop(
+                STAGE, DropReason.MALFORMED_RECORD, origin=origin, error=raw
+            )
+            continue
+        try:
+            candidate = to_candidate(raw)
+        except (ValueError, ValidationError) as error:
+            yield raw, Outcome.drop(
+                STAGE, DropReason.MALFORMED_RECORD, origin=origin, error=_short(error)
+            )
+            continue
+        if candidate.instance_id in seen:
+            yield raw, Outcome.drop(
+                STAGE, DropReason.DUPLICATE_INSTANCE, origin=origin, instance_id=candidate.instance_id
+            )
+            continue
+        seen.add(candidate.instance_id)
+        yield raw, Outcome.keep(STAGE, candidate, origin=origin)
+
+
+def _short(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" for item in error.errors()
+        )
+    return str(error)

@@ -1,0 +1,1 @@
+"""Validation: environments, test runs, result parsing and grading of candidates."""

@@ -1,0 +1,53 @@
+"""Run a command in its own process group with a timeout that kills the whole group."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+
+@dataclasses.dataclass(frozen=True)
+class Completed:
+    exit_code: int | None
+    timed_out: bool
+    duration_s: float
+
+
+def run_killable(
+    command: list[str], *, cwd: Path, env: dict[str, str], log_path: Path, timeout_s: float
+) -> Completed:
+    """Run ``command`` with output to ``log_path``; on timeout SIGKILL its process group."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            exit_code = process.wait(timeout=timeout_s)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            exit_code = None
+        finally:
+            _kill_group(process.pid)
+            process.wait()
+    return Completed(exit_code, timed_out, round(time.monotonic() - started, 3))
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL every process left in the group (also after a normal exit: no stragglers)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
