@@ -6,8 +6,19 @@ import dataclasses
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+_DIE_WITH_PARENT = (
+    "import ctypes, os, sys\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL\n"
+    "    if os.getppid() != int(sys.argv[1]):\n"
+    "        os._exit(137)  # the parent died before prctl took effect\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+"""Exec shim: the run is SIGKILLed by the kernel if the builder dies (Ctrl-C, OOM, kill -9)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +36,7 @@ def run_killable(
     started = time.monotonic()
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            command,
+            [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *command],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
