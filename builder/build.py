@@ -28,7 +28,9 @@ class BuildResult:
     funnel: list[StageStats]
 
 
-def build(config: Config, progress: bool = True, echo: Callable[[str], None] = print) -> BuildResult:
+def build(
+    config: Config, progress: bool = True, echo: Callable[[str], None] = print
+) -> BuildResult:
     """Run source → validate → export; finished per-record work is reused from the store."""
     if not config.source.path:
         raise ConfigError("no source: set source.path (a SWE-bench-format JSONL/parquet/dataset)")
@@ -48,7 +50,9 @@ def build(config: Config, progress: bool = True, echo: Callable[[str], None] = p
     stage = ValidateStage(config.validation, config.work_dir, config.repos)
     validate_stats = StageStats(stage.name)
     executor = Executor(config.executor, config.effective_jobs, config.executor_scheduler)
-    with tqdm(desc="validate", unit="candidate", disable=not progress, total=0) as bar:
+    with tqdm(
+        desc="validate", unit="candidate", disable=not progress, total=len(candidates)
+    ) as bar:
         instances = list(
             run_stage(
                 stage,

@@ -73,7 +73,11 @@ def _demo(directory: Path) -> int:
     paths = generate_demo(directory)
     config = directory / "swt-builder.toml"
     config.write_text(DEMO_CONFIG.format(repo=DEMO_REPO), encoding="utf-8")
-    print(f"demo repository: {paths.repo}\ndemo records:    {paths.records}\nconfig:          {config}")
+    print(
+        f"demo repository: {paths.repo}\n"
+        f"demo records:    {paths.records}\n"
+        f"config:          {config}"
+    )
     return 0
 
 

@@ -39,6 +39,12 @@ def write_split(instances: Iterable[Instance], dataset_dir: Path, config_name: s
     target = dataset_dir / split_path(config_name)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
-    table.to_parquet(str(partial))
+    bars_were_on = not datasets.utils.are_progress_bars_disabled()
+    datasets.utils.disable_progress_bars()  # one row-group write needs no bar of its own
+    try:
+        table.to_parquet(str(partial))
+    finally:
+        if bars_were_on:
+            datasets.utils.enable_progress_bars()
     partial.replace(target)
     return target

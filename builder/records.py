@@ -6,9 +6,9 @@ import enum
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 SCHEMA_VERSION = 1
 """Bump when a record's meaning changes: it is part of every result-store key."""
@@ -28,6 +28,11 @@ SWE_BENCH_COLUMNS = (
     "PASS_TO_PASS",
 )
 """The exported columns existing SWE-bench/SWT-Bench harnesses read, in their order."""
+
+
+V = TypeVar("V")
+SortedDict = Annotated[dict[str, V], AfterValidator(lambda value: dict(sorted(value.items())))]
+"""A dict kept in key order, so a record serializes the same fresh or restored from the store."""
 
 
 class DropReason(str, enum.Enum):
@@ -125,7 +130,7 @@ class RunResult(Record):
     timed_out: bool
     duration_s: float
     report_found: bool
-    tests: dict[str, TestStatus]
+    tests: SortedDict[TestStatus]
     collection_errors: tuple[str, ...] = ()
     log_path: str
 
@@ -150,7 +155,7 @@ class Instance(Record):
     issue_created_at: tuple[str, ...]
     merged_at: str | None
     golden_coverage: float | None = None
-    run_metadata: dict[str, str] = Field(default_factory=dict)
+    run_metadata: SortedDict[str] = Field(default_factory=dict)
 
     def to_row(self) -> dict[str, Any]:
         """The exported row: SWE-bench columns (lists JSON-encoded), then our extras."""
@@ -172,7 +177,7 @@ class Verdict(Record):
 
     stage: str
     reason: DropReason | None = None
-    evidence: dict[str, str] = Field(default_factory=dict)
+    evidence: SortedDict[str] = Field(default_factory=dict)
 
     @property
     def kept(self) -> bool:
@@ -200,4 +205,6 @@ def read_jsonl(path: Path, model: type[R]) -> Iterator[R]:
             try:
                 yield model.from_json(line)
             except ValueError as error:
-                raise ValueError(f"{path}:{number}: not a valid {model.__name__}: {error}") from error
+                raise ValueError(
+                    f"{path}:{number}: not a valid {model.__name__}: {error}"
+                ) from error

@@ -18,6 +18,8 @@ STAGE = "source"
 SOURCE_NAME = "swe-bench"
 _REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
 _PULL_NUMBER = re.compile(r"-(\d+)$")
+_SAVED_MARKERS = ("dataset_dict.json", "state.json")
+"""Files ``save_to_disk`` writes into a DatasetDict dir / a Dataset dir."""
 
 
 class SourceError(ValueError):
@@ -25,7 +27,7 @@ class SourceError(ValueError):
 
 
 def read_raw(location: str, split: str = "test") -> Iterator[tuple[str, dict[str, Any] | str]]:
-    """Yield ``(origin, record)`` per row; a row that is not a JSON object comes as an error text."""
+    """Yield ``(origin, record)`` per row; a row that is no JSON object comes as an error text."""
     path = Path(location)
     if path.suffix == ".jsonl" or path.suffix == ".json" and path.is_file():
         yield from _read_jsonl(path)
@@ -55,7 +57,7 @@ def _read_dataset(location: str, split: str) -> Iterator[tuple[str, dict[str, An
     path = Path(location)
     if path.is_file() and path.suffix == ".parquet":
         table = datasets.load_dataset("parquet", data_files=str(path), split="train")
-    elif (path / "dataset_info.json").is_file() or (path / "state.json").is_file():
+    elif any((path / marker).is_file() for marker in _SAVED_MARKERS):
         table = datasets.load_from_disk(str(path))
         if isinstance(table, datasets.DatasetDict):
             table = table[split]
@@ -63,7 +65,9 @@ def _read_dataset(location: str, split: str) -> Iterator[tuple[str, dict[str, An
         try:
             table = datasets.load_dataset(location, split=split)
         except (FileNotFoundError, ValueError) as error:
-            raise SourceError(f"cannot load dataset {location!r} split {split!r}: {error}") from error
+            raise SourceError(
+                f"cannot load dataset {location!r} split {split!r}: {error}"
+            ) from error
     else:
         raise SourceError(f"{location!r} is no JSONL/parquet file, datasets dir or Hub name")
     for index, row in enumerate(table):
@@ -119,20 +123,30 @@ def swe_bench_candidates(location: str, split: str = "test") -> Iterator[tuple[A
     seen: set[str] = set()
     for origin, raw in read_raw(location, split):
         if isinstance(raw, str):
-            yield {"origin": origin}, Outcome.drop(
-                STAGE, DropReason.MALFORMED_RECORD, origin=origin, error=raw
+            yield (
+                {"origin": origin},
+                Outcome.drop(STAGE, DropReason.MALFORMED_RECORD, origin=origin, error=raw),
             )
             continue
         try:
             candidate = to_candidate(raw)
         except (ValueError, ValidationError) as error:
-            yield raw, Outcome.drop(
-                STAGE, DropReason.MALFORMED_RECORD, origin=origin, error=_short(error)
+            yield (
+                raw,
+                Outcome.drop(
+                    STAGE, DropReason.MALFORMED_RECORD, origin=origin, error=_short(error)
+                ),
             )
             continue
         if candidate.instance_id in seen:
-            yield raw, Outcome.drop(
-                STAGE, DropReason.DUPLICATE_INSTANCE, origin=origin, instance_id=candidate.instance_id
+            yield (
+                raw,
+                Outcome.drop(
+                    STAGE,
+                    DropReason.DUPLICATE_INSTANCE,
+                    origin=origin,
+                    instance_id=candidate.instance_id,
+                ),
             )
             continue
         seen.add(candidate.instance_id)
@@ -142,6 +156,7 @@ def swe_bench_candidates(location: str, split: str = "test") -> Iterator[tuple[A
 def _short(error: Exception) -> str:
     if isinstance(error, ValidationError):
         return "; ".join(
-            f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" for item in error.errors()
+            f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}"
+            for item in error.errors()
         )
     return str(error)

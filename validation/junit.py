@@ -15,7 +15,9 @@ class ReportError(ValueError):
 def _status(case: ElementTree.Element) -> TestStatus:
     for child in case:
         if child.tag == "failure":
-            return TestStatus.XPASS if "XPASS" in (child.get("message") or "") else TestStatus.FAILED
+            return (
+                TestStatus.XPASS if "XPASS" in (child.get("message") or "") else TestStatus.FAILED
+            )
         if child.tag == "error":
             return TestStatus.ERROR
         if child.tag == "skipped":

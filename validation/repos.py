@@ -61,17 +61,21 @@ class RepoCache:
         """A detached worktree of ``mirror`` at ``commit`` in ``path``, removed afterwards."""
         lock = self.root / (mirror.name + ".lock")
         with file_lock(lock):
-            git("worktree", "prune", cwd=mirror)
-            if path.exists():
-                git("worktree", "remove", "--force", str(path), cwd=mirror, check=False)
-                shutil.rmtree(path, ignore_errors=True)
+            _discard_worktree(mirror, path)  # a killed run may have left it, even locked
             git("worktree", "add", "--quiet", "--detach", str(path), commit, cwd=mirror)
         try:
             yield path
         finally:
             with file_lock(lock):
-                git("worktree", "remove", "--force", str(path), cwd=mirror, check=False)
-            shutil.rmtree(path, ignore_errors=True)
+                _discard_worktree(mirror, path)
+
+
+def _discard_worktree(mirror: Path, path: Path) -> None:
+    """Remove the worktree at ``path`` and git's record of it, whatever state it was left in."""
+    git("worktree", "unlock", str(path), cwd=mirror, check=False)
+    git("worktree", "remove", "--force", "--force", str(path), cwd=mirror, check=False)
+    shutil.rmtree(path, ignore_errors=True)
+    git("worktree", "prune", cwd=mirror)
 
 
 def _has_commit(mirror: Path, commit: str) -> bool:

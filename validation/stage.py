@@ -94,7 +94,10 @@ class ValidateStage(Stage):
         graded = grade([before], [after])
         if graded.pass_to_fail:
             return Outcome.drop(
-                STAGE, DropReason.PASS_TO_FAIL, tests=", ".join(graded.pass_to_fail), log=after.log_path
+                STAGE,
+                DropReason.PASS_TO_FAIL,
+                tests=", ".join(graded.pass_to_fail),
+                log=after.log_path,
             )
         if not graded.fail_to_pass:
             return Outcome.drop(
@@ -110,7 +113,8 @@ class ValidateStage(Stage):
         log_path = logs / f"{side}-0.log"
         command = [
             str(python), "-m", "pytest", "-rA", "-p", "no:cacheprovider",
-            "-o", "junit_family=xunit1", f"--junitxml={report}", *test_files,
+            "-o", "junit_family=xunit1", "--continue-on-collection-errors",
+            f"--junitxml={report}", *test_files,
         ]  # fmt: skip
         completed = run_killable(
             command,
@@ -161,7 +165,9 @@ def _timeout(run: RunResult) -> Outcome:
 
 def _patched_files(record: Candidate) -> str:
     return ", ".join(
-        line[len("+++ b/") :] for line in record.test_patch.splitlines() if line.startswith("+++ b/")
+        line[len("+++ b/") :]
+        for line in record.test_patch.splitlines()
+        if line.startswith("+++ b/")
     )
 
 

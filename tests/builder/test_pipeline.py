@@ -28,7 +28,9 @@ class EvenKeeper(Stage):
     def process(self, record):
         self.calls += 1
         if record.pull_number % 2:
-            return Outcome.drop(self.name, DropReason.NO_FAIL_TO_PASS, number=str(record.pull_number))
+            return Outcome.drop(
+                self.name, DropReason.NO_FAIL_TO_PASS, number=str(record.pull_number)
+            )
         return Outcome.keep(self.name, record)
 
 
@@ -53,7 +55,9 @@ def test_keeps_order_drops_with_reason_and_reuses_store(tmp_path, jobs, kind):
     assert (stats.seen, stats.kept, stats.cached) == (8, 4, 0)
     assert stats.dropped == {"no_fail_to_pass": 4}
     rejected.write(tmp_path / "rejected", ["even"])
-    rows = [json.loads(line) for line in (tmp_path / "rejected" / "even.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line) for line in (tmp_path / "rejected" / "even.jsonl").read_text().splitlines()
+    ]
     assert [row["evidence"]["number"] for row in rows] == ["1", "3", "5", "7"]
     assert {row["reason"] for row in rows} == {"no_fail_to_pass"}
     assert len(list(store.keys("even"))) == 8

@@ -92,3 +92,13 @@ def test_status_classes_are_explicit():
         TestStatus.FAILED, TestStatus.ERROR, TestStatus.XPASS, TestStatus.MISSING,
     }  # fmt: skip
     assert not TestStatus.SKIPPED.is_pass and not TestStatus.SKIPPED.is_fail
+
+
+def test_dict_fields_serialize_in_key_order():
+    first = _instance().model_copy(update={}).to_json()
+    shuffled = Instance.model_validate_json(
+        first.replace('"run_metadata":{"k":"v"}', '"run_metadata":{"z":"1","a":"2"}')
+    )
+    assert list(shuffled.run_metadata) == ["a", "z"]
+    verdict = Verdict(stage="s", evidence={"z": "1", "a": "2"})
+    assert verdict.to_json().index('"a"') < verdict.to_json().index('"z"')

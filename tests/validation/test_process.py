@@ -64,9 +64,10 @@ def test_run_dies_with_its_parent(tmp_path):
         from pathlib import Path
         from validation.process import run_killable
         run_killable([sys.executable, "-c",
-            "import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)"],
+            "import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid()));"
+            "time.sleep(600)"],
             cwd=Path({str(tmp_path)!r}), env=dict(os.environ),
-            log_path=Path({str(tmp_path / 'log')!r}), timeout_s=600)
+            log_path=Path({str(tmp_path / "log")!r}), timeout_s=600)
         """
     )
     parent = subprocess.Popen([sys.executable, "-c", parent_code], cwd=os.getcwd())

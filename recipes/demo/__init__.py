@@ -1,0 +1,1 @@
+"""Deterministic offline demo: a tiny git repository plus SWE-bench-format candidates."""
