@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
-from pathlib import Path
 
 from builder.records import TestStatus
 
 
 class ReportError(ValueError):
-    """The JUnit report is missing or not valid XML."""
+    """The JUnit report is not valid XML."""
 
 
 def _status(case: ElementTree.Element) -> TestStatus:
@@ -41,9 +40,9 @@ def _node_id(case: ElementTree.Element, files: list[str]) -> str | None:
     return None
 
 
-def collection_errors(path: Path) -> list[str]:
+def collection_errors(report: bytes) -> list[str]:
     """Dotted module names whose collection failed (pytest reports them as nameless errors)."""
-    root = _root(path)
+    root = _root(report)
     return [
         case.get("name") or ""
         for case in root.iter("testcase")
@@ -51,20 +50,18 @@ def collection_errors(path: Path) -> list[str]:
     ]
 
 
-def parse_junit(path: Path, files: list[str]) -> dict[str, TestStatus]:
+def parse_junit(report: bytes, files: list[str]) -> dict[str, TestStatus]:
     """Statuses of the tests in ``files``; an error case without a node id is not a test."""
     statuses: dict[str, TestStatus] = {}
-    for case in _root(path).iter("testcase"):
+    for case in _root(report).iter("testcase"):
         node = _node_id(case, files)
         if node is not None:
             statuses[node] = _status(case)
     return statuses
 
 
-def _root(path: Path) -> ElementTree.Element:
+def _root(report: bytes) -> ElementTree.Element:
     try:
-        return ElementTree.parse(path).getroot()
-    except FileNotFoundError as error:
-        raise ReportError(f"no JUnit report at {path}") from error
+        return ElementTree.fromstring(report)
     except ElementTree.ParseError as error:
-        raise ReportError(f"JUnit report {path} is not valid XML: {error}") from error
+        raise ReportError(f"JUnit report is not valid XML: {error}") from error

@@ -56,18 +56,19 @@ class RepoCache:
                 raise RepoUnavailable(f"{repo}: commit {commit} not found")
         return path
 
-    @contextlib.contextmanager
-    def worktree(self, mirror: Path, commit: str, path: Path) -> Iterator[Path]:
-        """A detached worktree of ``mirror`` at ``commit`` in ``path``, removed afterwards."""
-        lock = self.root / (mirror.name + ".lock")
+
+@contextlib.contextmanager
+def worktree(mirror: Path, commit: str, path: Path) -> Iterator[Path]:
+    """A detached worktree of ``mirror`` at ``commit`` in ``path``, removed afterwards."""
+    lock = mirror.parent / (mirror.name + ".lock")
+    with file_lock(lock):
+        _discard_worktree(mirror, path)  # a killed run may have left it, even locked
+        git("worktree", "add", "--quiet", "--detach", str(path), commit, cwd=mirror)
+    try:
+        yield path
+    finally:
         with file_lock(lock):
-            _discard_worktree(mirror, path)  # a killed run may have left it, even locked
-            git("worktree", "add", "--quiet", "--detach", str(path), commit, cwd=mirror)
-        try:
-            yield path
-        finally:
-            with file_lock(lock):
-                _discard_worktree(mirror, path)
+            _discard_worktree(mirror, path)
 
 
 def _discard_worktree(mirror: Path, path: Path) -> None:

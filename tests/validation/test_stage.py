@@ -152,7 +152,7 @@ def test_environment_failure_is_a_drop_with_its_log(make_case):
 
 def test_worktree_left_locked_by_a_killed_run_is_recovered(tmp_path):
     from validation.gitutil import git
-    from validation.repos import RepoCache
+    from validation.repos import RepoCache, worktree
 
     repo = GitRepo(tmp_path / "r")
     commit = repo.commit({"a.py": "x\n"})
@@ -164,7 +164,7 @@ def test_worktree_left_locked_by_a_killed_run_is_recovered(tmp_path):
     import shutil
 
     shutil.rmtree(path)  # as if the process died half-way: registered, locked, missing
-    with cache.worktree(mirror, commit, path) as tree:
+    with worktree(mirror, commit, path) as tree:
         assert (tree / "a.py").read_text() == "x\n"
     assert not path.exists()
     assert str(path) not in git("worktree", "list", cwd=mirror)
