@@ -17,6 +17,31 @@ FEATURES = datasets.Features(
         "issue_created_at": datasets.Sequence(datasets.Value("string")),
         "merged_at": datasets.Value("string"),
         "golden_coverage": datasets.Value("float64"),
+        "stats": {
+            **{
+                name: datasets.Value("int64")
+                for name in (
+                    "codebase_files",
+                    "codebase_lines",
+                    "golden_tests_added",
+                    "golden_tests_removed",
+                    "golden_test_files_edited",
+                    "golden_test_lines_edited",
+                )
+            },
+            **{
+                name: {
+                    transition: datasets.Value("int64")
+                    for transition in (
+                        "fail_to_pass",
+                        "fail_to_fail",
+                        "pass_to_pass",
+                        "pass_to_fail",
+                    )
+                }
+                for name in ("existing_tests", "golden_tests")
+            },
+        },
         "run_metadata": datasets.Value("string"),
     }
 )

@@ -135,6 +135,32 @@ class RunResult(Record):
     log_path: str
 
 
+class Transitions(BaseModel):
+    """How many tests made each transition between the before and after runs."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+    fail_to_pass: int = Field(ge=0)
+    fail_to_fail: int = Field(ge=0)
+    pass_to_pass: int = Field(ge=0)
+    pass_to_fail: int = Field(ge=0)
+
+
+class InstanceStats(BaseModel):
+    """Per-instance statistics of the paper's Table 1; None where not (yet) measured."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+    codebase_files: int | None = None
+    codebase_lines: int | None = None
+    existing_tests: Transitions | None = None
+    golden_tests: Transitions | None = None
+    golden_tests_added: int | None = None
+    golden_tests_removed: int | None = None
+    golden_test_files_edited: int | None = None
+    golden_test_lines_edited: int | None = None
+
+
 class Instance(Record):
     """A validated benchmark instance; exports SWE-bench columns first, SWT extras after."""
 
@@ -155,6 +181,7 @@ class Instance(Record):
     issue_created_at: tuple[str, ...]
     merged_at: str | None
     golden_coverage: float | None = None
+    stats: InstanceStats = Field(default_factory=InstanceStats)
     run_metadata: SortedDict[str] = Field(default_factory=dict)
 
     def to_row(self) -> dict[str, Any]:
@@ -168,6 +195,7 @@ class Instance(Record):
         row["issue_created_at"] = list(self.issue_created_at)
         row["merged_at"] = self.merged_at
         row["golden_coverage"] = self.golden_coverage
+        row["stats"] = self.stats.model_dump(mode="json")
         row["run_metadata"] = json.dumps(self.run_metadata, sort_keys=True)
         return row
 

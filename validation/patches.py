@@ -50,3 +50,12 @@ def runnable_test_files(test_patch: str, patterns: tuple[str, ...] = ("*.py",)) 
             continue
         files.append(path)
     return sorted(set(files))
+
+
+def patch_size(patch: str) -> tuple[int, int]:
+    """(files, added + removed lines) of a unified diff."""
+    try:
+        patch_set = unidiff.PatchSet(patch)
+    except unidiff.UnidiffParseError as error:
+        raise PatchError(f"patch cannot be parsed: {error}") from error
+    return len(patch_set), sum(f.added + f.removed for f in patch_set)

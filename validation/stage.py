@@ -10,11 +10,12 @@ from typing import Any
 from builder import __version__
 from builder.config import ValidationConfig
 from builder.pipeline import Outcome, Stage
-from builder.records import Candidate, DropReason, Instance, RunResult
+from builder.records import Candidate, DropReason, Instance, InstanceStats, RunResult, Transitions
 from validation.backends import Session, make_backend
+from validation.codebase import codebase_size
 from validation.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.grading import Grade, grade
-from validation.patches import PatchError, runnable_test_files
+from validation.patches import PatchError, patch_size, runnable_test_files
 from validation.repos import RepoCache, RepoUnavailable
 from validation.runners import Runner, make_runner
 
@@ -70,13 +71,18 @@ class ValidateStage(Stage):
         run_dir = self.work_dir / "runs" / key[:16]
         try:
             with self.backend.session(environment, mirror, record.base_commit, run_dir) as session:
-                return self._validate(record, session, test_files, logs, spec)
+                graded = self._validate(record, session, test_files, logs)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(graded, Outcome):
+            return graded
+        instance = self._instance(record, graded, spec, mirror)
+        return Outcome.keep(STAGE, instance, logs=str(logs))
 
     def _validate(
-        self, record: Candidate, session: Session, files: list[str], logs: Path, spec
-    ) -> Outcome:
+        self, record: Candidate, session: Session, files: list[str], logs: Path
+    ) -> Grade | Outcome:
+        """The grade of the golden tests, or the drop that ended the validation."""
         try:
             session.apply(record.test_patch, "test patch")
         except PatchError as error:
@@ -116,7 +122,7 @@ class ValidateStage(Stage):
                 fail_to_fail=", ".join(graded.fail_to_fail),
                 log=after.log_path,
             )
-        return Outcome.keep(STAGE, self._instance(record, graded, spec), log=after.log_path)
+        return graded
 
     def _run(self, session: Session, files: list[str], side: str, logs: Path) -> RunResult:
         report_name = f"{side}-0-{self.runner.report_name}"
@@ -141,7 +147,11 @@ class ValidateStage(Stage):
             log_path=str(log_path),
         )
 
-    def _instance(self, record: Candidate, graded: Grade, spec: EnvironmentSpec) -> Instance:
+    def _instance(
+        self, record: Candidate, graded: Grade, spec: EnvironmentSpec, mirror: Path
+    ) -> Instance:
+        files, lines = codebase_size(mirror, record.base_commit)
+        edited_files, edited_lines = patch_size(record.test_patch)
         return Instance(
             instance_id=record.instance_id,
             repo=record.repo,
@@ -159,6 +169,18 @@ class ValidateStage(Stage):
             issue_numbers=record.issue_numbers,
             issue_created_at=record.issue_created_at,
             merged_at=record.merged_at,
+            stats=InstanceStats(
+                codebase_files=files,
+                codebase_lines=lines,
+                golden_test_files_edited=edited_files,
+                golden_test_lines_edited=edited_lines,
+                golden_tests=Transitions(
+                    fail_to_pass=len(graded.fail_to_pass),
+                    fail_to_fail=len(graded.fail_to_fail),
+                    pass_to_pass=len(graded.pass_to_pass),
+                    pass_to_fail=len(graded.pass_to_fail),
+                ),
+            ),
             run_metadata={
                 "backend": self.backend.name,
                 "python": spec.python,

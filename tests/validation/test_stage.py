@@ -49,6 +49,10 @@ def test_kept_with_fail_to_pass_and_pass_to_pass(make_case):
     assert instance.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
     assert instance.PASS_TO_PASS == ("tests/test_pkg.py::test_double",)
     assert instance.run_metadata["runner"] == "pytest"
+    stats = instance.stats
+    assert (stats.codebase_files, stats.codebase_lines) == (2, 11)
+    assert (stats.golden_test_files_edited, stats.golden_test_lines_edited) == (1, 4)
+    assert stats.golden_tests.fail_to_pass == 1 and stats.golden_tests.pass_to_pass == 1
 
 
 def test_import_error_before_the_fix_counts_as_failing(make_case):
