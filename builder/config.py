@@ -23,20 +23,148 @@ class _Section(BaseModel):
 
 
 class SourceConfig(_Section):
-    kind: Literal["swe-bench"] = "swe-bench"
+    kind: Literal["swe-bench", "github"] = "swe-bench"
     path: str = Field(
         default="", description="JSONL file, parquet file/dir, datasets dir, or Hub dataset name"
     )
     split: str = "test"
+    # kind = "github" (tokens come from GITHUB_TOKENS / GITHUB_TOKEN only, never from here)
+    recipes: list[str] = Field(default_factory=list, description="recipe TOML files (github)")
+    base_url: str = Field(
+        default="https://api.github.com", description="GitHub API URL (Enterprise: …/api/v3)"
+    )
+    state_dir: str = Field(default="", description="incremental listing state; '' = work_dir")
+    max_wait_s: float = Field(default=900.0, gt=0, description="longest rate-limit wait")
+
+
+class LimitsConfig(_Section):
+    """Resource limits of a local test run (0 = none) and its network access."""
+
+    cpu_s: int = Field(default=3600, ge=0, description="CPU seconds per process")
+    memory_mb: int = Field(default=16384, ge=0, description="address space per process")
+    processes: int = Field(default=4096, ge=0, description="processes of the user (RLIMIT_NPROC)")
+    file_size_mb: int = Field(default=4096, ge=0, description="largest file a run may write")
+    network: bool = Field(default=False, description="allow the network (else a new netns)")
 
 
 class ValidationConfig(_Section):
-    backend: Literal["local"] = "local"
-    timeout_s: float = Field(default=900.0, gt=0, description="per test run; the run is killed")
-    python: str = Field(default="3.11", pattern=r"^3\.\d+$")
-    packages: list[str] = Field(
-        default_factory=lambda: ["pytest"], description="installed into every environment"
+    backend: Literal["local", "docker", "auto"] = Field(
+        default="local", description="auto: docker when a daemon answers, else local"
     )
+    timeout_s: float = Field(default=900.0, gt=0, description="per test run; the run is killed")
+    python: str = Field(
+        default="3.11", pattern=r"^3\.\d+$", description="no spec and dated = false only"
+    )
+    packages: list[str] = Field(
+        default_factory=lambda: ["pytest"], description="added to inferred environment specs"
+    )
+    repetitions: int = Field(
+        default=3, ge=1, description="runs per side; a status differing across them is flaky"
+    )
+    coverage: bool = Field(
+        default=True, description="measure golden change coverage; unmeasurable is a drop"
+    )
+    spec_dirs: list[str] = Field(
+        default_factory=list,
+        description="environment spec dirs, searched after the bundled recipes/environments",
+    )
+    bundled_specs: bool = Field(default=True, description="use recipes/environments/*.toml")
+    dated: bool = Field(
+        default=True, description="resolve what is not pinned as of the environment commit's date"
+    )
+    era_lag_days: int = Field(
+        default=365, ge=0, description="a Python counts for a date once it is this many days old"
+    )
+    python_search_paths: list[str] | None = Field(
+        default=None, description="interpreter globs; unset: $PYENV_ROOT/versions/*/bin/python"
+    )
+    env_dir: str = Field(default="", description="local environments; empty: work_dir/envs")
+    limits: LimitsConfig = Field(default_factory=lambda: LimitsConfig())
+
+
+
+_LITE_PROBLEM_PATTERNS = {
+    "url": r"(?i)\b(?:https?|ftp)://\S+|\bwww\.\S+",
+    "issue_reference": (
+        r"(?i)(?<![\w&/])#\d+\b|\b[\w.-]+/[\w.-]+#\d+\b"
+        r"|\b(?:issues?|prs?|pull\s+requests?|tickets?|bugs?)\s*(?:no\.?\s*)?#?\d+\b"
+    ),
+    "commit_sha": r"(?i)\b[0-9a-f]{40}\b",
+    "media_link": (
+        r"(?i)!\[[^\]]*\]\(|<\s*(?:img|video)\b"
+        r"|\S+\.(?:png|jpe?g|gif|bmp|svg|webp|mp4|mov|webm|avi)\b"
+    ),
+}
+_LITE_TEST_PATTERNS = {
+    "pytest_raises_match": r"pytest\.raises\((?:[^()]|\([^()]*\))*\bmatch\s*=",
+    "pytest_warns_match": r"pytest\.warns\((?:[^()]|\([^()]*\))*\bmatch\s*=",
+    "assert_message": r"\bassert(?:Raises|Warns)(?:Message|Regexp?)\b",
+}
+
+
+class LiteConfig(_Section):
+    """The SWE-bench-Lite rules as data: thresholds, patterns and the seeded sample."""
+
+    enabled: bool = True
+    size: int = Field(default=300, ge=0, description="sample size; 0 keeps every eligible one")
+    seed: int = 0
+    min_problem_words: int = Field(default=41, ge=0, description="fewer words: not Lite")
+    max_patch_files: int = Field(default=1, ge=1)
+    min_patch_hunks: int = Field(default=1, ge=0)
+    max_patch_hunks: int = Field(default=3, ge=1)
+    allow_added_or_deleted_files: bool = False
+    problem_patterns: dict[str, str] = Field(default_factory=lambda: dict(_LITE_PROBLEM_PATTERNS))
+    test_patterns: dict[str, str] = Field(default_factory=lambda: dict(_LITE_TEST_PATTERNS))
+
+
+class RollingConfig(_Section):
+    """Contamination-free splits: one per model cutoff and one per complete month."""
+
+    cutoffs: str = Field(default="", description="cutoff registry TOML; empty: the bundled one")
+    monthly: bool = True
+    as_of: str | None = Field(
+        default=None,
+        pattern=r"^\d{4}-\d{2}-\d{2}$",
+        description="data collected up to this date; months before its month are complete",
+    )
+
+
+class ReleaseConfig(_Section):
+    """The release: its version, license and the previous release it continues."""
+
+    version: str = Field(default="0.1.0", pattern=r"^\d+\.\d+\.\d+$")
+    previous: str = Field(default="", description="the previous release's dataset dir")
+    license: str = "other"
+
+
+class PublishConfig(_Section):
+    """Where ``swt-builder publish`` uploads (HF_REPO_ID/HF_ENDPOINT env override these)."""
+
+    repo_id: str = Field(default="", pattern=r"^([\w.-]+/[\w.-]+)?$")
+    private: bool = False
+    endpoint: str = ""
+
+class DockerConfig(_Section):
+    """The Docker backend: base images, build-time registry access, run limits, disk budget."""
+
+    base_images: dict[str, str] = Field(
+        default_factory=dict,
+        description='Python version -> your own base image, e.g. {"3.9" = "python:3.9-slim"}',
+    )
+    ca_bundle: Path | None = Field(
+        default=None,
+        description="CA bundle for environment builds; default /etc/ssl/certs/ca-certificates.crt",
+    )
+    proxy_passthrough: bool = Field(
+        default=True, description="pass HTTP(S)_PROXY/NO_PROXY into environment builds"
+    )
+    build_network: str = Field(default="bridge", description="network of environment builds")
+    build_timeout_s: float = Field(default=1800.0, gt=0)
+    debian_mirror: str = "http://deb.debian.org/debian"
+    memory: str = Field(default="4g", description="memory limit of a test-run container")
+    pids_limit: int = Field(default=1024, ge=16)
+    cpus: float = Field(default=0.0, ge=0, description="CPU limit of a test run; 0: none")
+    disk_budget_gb: float = Field(default=30.0, gt=0, description="images prune keeps under it")
 
 
 class Config(_Section):
@@ -51,6 +179,11 @@ class Config(_Section):
         default_factory=dict, description="owner/name -> local clone/mirror path or clone URL"
     )
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
+    docker: DockerConfig = Field(default_factory=DockerConfig)
+    lite: LiteConfig = Field(default_factory=LiteConfig)
+    rolling: RollingConfig = Field(default_factory=RollingConfig)
+    release: ReleaseConfig = Field(default_factory=ReleaseConfig)
+    publish: PublishConfig = Field(default_factory=PublishConfig)
 
     @property
     def effective_jobs(self) -> int:
@@ -111,6 +244,19 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
     source = data.get("source", {})
     if source.get("path") and (base / source["path"]).exists():
         source["path"] = str((base / source["path"]).resolve())
+    if source.get("recipes"):
+        source["recipes"] = [str((base / recipe).resolve()) for recipe in source["recipes"]]
+    if source.get("state_dir"):
+        source["state_dir"] = str((base / source["state_dir"]).resolve())
+    validation = data.get("validation", {})
+    if validation.get("spec_dirs"):
+        validation["spec_dirs"] = [str((base / d).resolve()) for d in validation["spec_dirs"]]
+    if validation.get("env_dir"):
+        validation["env_dir"] = str((base / validation["env_dir"]).resolve())
+    for section, key in (("rolling", "cutoffs"), ("release", "previous")):
+        value = data.get(section, {}).get(key)
+        if value:
+            data[section][key] = str((base / value).resolve())
     for repo, location in data.get("repos", {}).items():
         if "://" not in location and not location.startswith("git@"):
             data["repos"][repo] = str((base / location).resolve())

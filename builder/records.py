@@ -41,6 +41,18 @@ class DropReason(str, enum.Enum):
     # sources
     MALFORMED_RECORD = "malformed_record"
     DUPLICATE_INSTANCE = "duplicate_instance"
+    # GitHub collection (recipes/github)
+    NOT_MERGED = "not_merged"
+    COMMITS_UNAVAILABLE = "commits_unavailable"
+    DIFF_UNPARSABLE = "diff_unparsable"
+    DIFF_NOT_UTF8 = "diff_not_utf8"
+    NO_TEST_CHANGE = "no_test_change"
+    NO_CODE_CHANGE = "no_code_change"
+    NO_PYTHON_CODE_CHANGE = "no_python_code_change"
+    BINARY_CODE_CHANGE = "binary_code_change"
+    TOO_MANY_FILES = "too_many_files"
+    NO_LINKED_ISSUE = "no_linked_issue"
+    EMPTY_PROBLEM_STATEMENT = "empty_problem_statement"
     # validation
     REPO_UNAVAILABLE = "repo_unavailable"
     ENVIRONMENT_FAILED = "environment_failed"
@@ -51,6 +63,8 @@ class DropReason(str, enum.Enum):
     TIMEOUT = "timeout"
     NO_FAIL_TO_PASS = "no_fail_to_pass"
     PASS_TO_FAIL = "pass_to_fail"
+    FLAKY = "flaky"
+    COVERAGE_UNMEASURABLE = "coverage_unmeasurable"
 
 
 class TestStatus(str, enum.Enum):
@@ -124,6 +138,7 @@ class RunResult(Record):
     """One execution of the selected tests on one side (before/after the golden patch)."""
 
     side: str = Field(pattern=r"^(before|after)$")
+    suite: str = Field(default="golden", pattern=r"^(golden|existing)$")
     repetition: int = Field(ge=0)
     command: tuple[str, ...]
     exit_code: int | None
