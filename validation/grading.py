@@ -1,47 +1,91 @@
-"""Grade before/after runs into test transitions (F→P, P→P, F→F, P→F) per test id."""
+"""Grade repeated before/after runs into transitions (F→P, P→P, F→F, P→F) and flaky tests."""
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Sequence
 
-from builder.records import RunResult, TestStatus
+from builder.records import RunResult, TestStatus, Transitions
+
+
+class Verdict(str, enum.Enum):
+    """What one status means for grading: every status maps to exactly one of these."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+def verdict_of(status: TestStatus) -> Verdict:
+    """passed/xfail pass; failed/error/xpass/missing fail; skipped is neither."""
+    if status.is_pass:
+        return Verdict.PASS
+    if status.is_fail:
+        return Verdict.FAIL
+    if status is TestStatus.SKIPPED:
+        return Verdict.SKIP
+    raise ValueError(f"test status {status!r} has no grading verdict")  # a new status: a bug
 
 
 @dataclasses.dataclass(frozen=True)
 class Grade:
+    """Test ids by transition; a flaky test (its verdict differs across one side's repeats)
+    joins no transition, nor does a test skipped on either side."""
+
     fail_to_pass: tuple[str, ...]
     pass_to_pass: tuple[str, ...]
     fail_to_fail: tuple[str, ...]
     pass_to_fail: tuple[str, ...]
     skipped: tuple[str, ...]
+    flaky: tuple[str, ...] = ()
+
+    @property
+    def tests(self) -> frozenset[str]:
+        """Every test id seen in any run of either side."""
+        return frozenset(
+            self.fail_to_pass + self.pass_to_pass + self.fail_to_fail + self.pass_to_fail
+            + self.skipped + self.flaky
+        )  # fmt: skip
+
+    def transitions(self) -> Transitions:
+        return Transitions(
+            fail_to_pass=len(self.fail_to_pass),
+            fail_to_fail=len(self.fail_to_fail),
+            pass_to_pass=len(self.pass_to_pass),
+            pass_to_fail=len(self.pass_to_fail),
+        )
 
 
-def _side_status(runs: Sequence[RunResult], test: str) -> TestStatus:
-    """The status of ``test`` on one side: absent from a run counts as missing."""
-    statuses = {run.tests.get(test, TestStatus.MISSING) for run in runs}
-    if len(statuses) == 1:
-        return statuses.pop()
-    # differing statuses across repetitions: the worst one stands (flakiness is graded later)
-    if any(status.is_fail for status in statuses):
-        return TestStatus.FAILED
-    return TestStatus.SKIPPED if TestStatus.SKIPPED in statuses else TestStatus.PASSED
+def side_verdicts(runs: Sequence[RunResult], test: str) -> set[Verdict]:
+    """The verdicts of ``test`` across the repeats of one side; absent from a run = missing."""
+    return {verdict_of(run.tests.get(test, TestStatus.MISSING)) for run in runs}
 
 
 def grade(before: Sequence[RunResult], after: Sequence[RunResult]) -> Grade:
-    """Transitions of every test seen on either side; skipped tests join no transition."""
+    """F→P: failing in every before run and passing in every after run; P→P, F→F, P→F alike.
+
+    A test whose verdict differs across the repeats of one side is flaky; a test skipped on a
+    side (in every repeat) joins no transition.
+    """
+    if not before or not after:
+        raise ValueError("grading needs at least one run on each side")
     tests = sorted({test for run in (*before, *after) for test in run.tests})
-    buckets: dict[str, list[str]] = {key: [] for key in ("fp", "pp", "ff", "pf", "skip")}
+    buckets: dict[str, list[str]] = {key: [] for key in ("fp", "pp", "ff", "pf", "skip", "flaky")}
     for test in tests:
-        old, new = _side_status(before, test), _side_status(after, test)
-        if TestStatus.SKIPPED in (old, new):
-            buckets["skip"].append(test)
-        elif old.is_fail and new.is_pass:
-            buckets["fp"].append(test)
-        elif old.is_pass and new.is_pass:
-            buckets["pp"].append(test)
-        elif old.is_pass:
-            buckets["pf"].append(test)
+        old, new = side_verdicts(before, test), side_verdicts(after, test)
+        if len(old) > 1 or len(new) > 1:
+            buckets["flaky"].append(test)
+            continue
+        (old_verdict,), (new_verdict,) = old, new
+        if Verdict.SKIP in (old_verdict, new_verdict):
+            key = "skip"
         else:
-            buckets["ff"].append(test)
-    return Grade(*(tuple(buckets[key]) for key in ("fp", "pp", "ff", "pf", "skip")))
+            key = {
+                (Verdict.FAIL, Verdict.PASS): "fp",
+                (Verdict.PASS, Verdict.PASS): "pp",
+                (Verdict.FAIL, Verdict.FAIL): "ff",
+                (Verdict.PASS, Verdict.FAIL): "pf",
+            }[old_verdict, new_verdict]
+        buckets[key].append(test)
+    return Grade(*(tuple(buckets[key]) for key in ("fp", "pp", "ff", "pf", "skip", "flaky")))

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 
 from builder.records import TestStatus
 from validation.junit import ReportError, collection_errors, parse_junit
+from validation.parsers import ParsedLog, dotted
+from validation.parsers import django as django_parser
+from validation.parsers import sympy as sympy_parser
+from validation.parsers import unittest as unittest_parser
 
 
 class Runner(abc.ABC):
     """Builds a runner's command and turns its report into statuses keyed by test id."""
 
     kind: str
-    report_name: str
+    report_name: str | None
+    """The report file the command writes; None: the run's log is the report (log parsers)."""
 
     @abc.abstractmethod
     def command(self, python: str, files: list[str], report: str) -> list[str]:
@@ -23,6 +29,10 @@ class Runner(abc.ABC):
         self, report: bytes | None, files: list[str]
     ) -> tuple[dict[str, TestStatus], list[str]] | None:
         """Statuses and collection errors from the report; None when no usable report exists."""
+
+    def completed(self, report: bytes | None) -> bool:
+        """Evidence that the suite ran to its end: a report exists (log runners: its summary)."""
+        return report is not None
 
 
 class PytestRunner(Runner):
@@ -47,8 +57,64 @@ class PytestRunner(Runner):
             return None
 
 
-RUNNERS: dict[str, type[Runner]] = {"pytest": PytestRunner}
-"""The registry; log parsers for Django's runner, sympy's bin/test and unittest join it."""
+class _LogRunner(Runner):
+    """A runner read from its verbose log by a named parser (validation/parsers)."""
+
+    report_name = None
+    parser: Callable[[str, list[str]], ParsedLog]
+
+    def _parsed(self, report: bytes | None, files: list[str]) -> ParsedLog | None:
+        if report is None:
+            return None
+        return type(self).parser(report.decode("utf-8", errors="replace"), files)
+
+    def results(self, report, files):
+        parsed = self._parsed(report, files)
+        return None if parsed is None else (parsed.tests, list(parsed.collection_errors))
+
+    def completed(self, report: bytes | None) -> bool:
+        parsed = self._parsed(report, [])
+        return parsed is not None and parsed.completed
+
+
+class UnittestRunner(_LogRunner):
+    """``python -m unittest -v`` on the test files' modules, from the repository root."""
+
+    kind = "unittest"
+    parser = staticmethod(unittest_parser.parse)
+
+    def command(self, python: str, files: list[str], report: str) -> list[str]:
+        return [python, "-m", "unittest", "-v", *(dotted(path) for path in files)]
+
+
+class DjangoRunner(_LogRunner):
+    """Django's own ``tests/runtests.py`` at verbosity 2, one process, labels from the files."""
+
+    kind = "django"
+    parser = staticmethod(django_parser.parse)
+
+    def command(self, python: str, files: list[str], report: str) -> list[str]:
+        labels = [django_parser.label(path) for path in files]
+        return [python, "tests/runtests.py", "--verbosity", "2", "--parallel", "1", *labels]
+
+
+class SympyRunner(_LogRunner):
+    """sympy's ``bin/test`` without the cache, verbose (one line per test)."""
+
+    kind = "sympy"
+    parser = staticmethod(sympy_parser.parse)
+
+    def command(self, python: str, files: list[str], report: str) -> list[str]:
+        return [python, "bin/test", "-C", "--verbose", *files]
+
+
+RUNNERS: dict[str, type[Runner]] = {
+    "pytest": PytestRunner,
+    "unittest": UnittestRunner,
+    "django": DjangoRunner,
+    "sympy": SympyRunner,
+}
+"""The registry by runner kind (an environment spec names one)."""
 
 
 def make_runner(kind: str) -> Runner:

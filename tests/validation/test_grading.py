@@ -1,7 +1,9 @@
-"""Grading: every transition, missing and skipped handled explicitly."""
+"""Grading over repeated runs: every transition, flaky, missing and skipped handled explicitly."""
+
+import pytest
 
 from builder.records import RunResult, TestStatus
-from validation.grading import grade
+from validation.grading import Verdict, grade, verdict_of
 
 S = TestStatus
 
@@ -11,6 +13,30 @@ def _run(side, tests, repetition=0):
         side=side, repetition=repetition, command=("pytest",), exit_code=0, timed_out=False,
         duration_s=0.1, report_found=True, tests=tests, log_path="log",
     )  # fmt: skip
+
+
+def _side(side, *repeats):
+    return [_run(side, tests, index) for index, tests in enumerate(repeats)]
+
+
+@pytest.mark.parametrize(
+    "status, verdict",
+    [
+        (S.PASSED, Verdict.PASS),
+        (S.XFAIL, Verdict.PASS),
+        (S.FAILED, Verdict.FAIL),
+        (S.ERROR, Verdict.FAIL),
+        (S.XPASS, Verdict.FAIL),
+        (S.MISSING, Verdict.FAIL),
+        (S.SKIPPED, Verdict.SKIP),
+    ],
+)
+def test_every_status_maps_to_one_verdict(status, verdict):
+    assert verdict_of(status) is verdict
+
+
+def test_every_status_is_mapped():
+    assert {verdict_of(status) for status in S} == set(Verdict)
 
 
 def test_transitions():
@@ -28,11 +54,39 @@ def test_transitions():
     assert graded.pass_to_fail == ("pf", "pf_missing")
     assert graded.fail_to_fail == ("ff",)
     assert graded.skipped == ("skip",)
+    assert graded.flaky == ()
+    assert graded.transitions().fail_to_pass == 3
 
 
-def test_disagreeing_repetitions_take_the_worst_status():
-    before = [_run("before", {"t": S.FAILED}), _run("before", {"t": S.FAILED}, 1)]
-    after = [_run("after", {"t": S.PASSED}), _run("after", {"t": S.FAILED}, 1)]
-    assert grade(before, after).fail_to_fail == ("t",)
-    after = [_run("after", {"t": S.PASSED}), _run("after", {"t": S.SKIPPED}, 1)]
-    assert grade(before, after).skipped == ("t",)
+def test_fail_to_pass_needs_every_repeat_of_both_sides():
+    before = _side("before", {"t": S.FAILED}, {"t": S.ERROR}, {})  # failing or missing each time
+    after = _side("after", {"t": S.PASSED}, {"t": S.XFAIL}, {"t": S.PASSED})
+    graded = grade(before, after)
+    assert graded.fail_to_pass == ("t",) and graded.flaky == ()
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ([{"t": S.FAILED}, {"t": S.PASSED}, {"t": S.FAILED}], [{"t": S.PASSED}] * 3),
+        ([{"t": S.FAILED}] * 3, [{"t": S.PASSED}, {"t": S.FAILED}, {"t": S.PASSED}]),
+        ([{"t": S.PASSED}] * 3, [{"t": S.PASSED}, {}, {"t": S.PASSED}]),  # missing once
+        ([{"t": S.PASSED}] * 3, [{"t": S.PASSED}, {"t": S.SKIPPED}, {"t": S.PASSED}]),
+    ],
+)
+def test_a_verdict_differing_across_repeats_is_flaky(before, after):
+    graded = grade(_side("before", *before), _side("after", *after))
+    assert graded.flaky == ("t",)
+    assert not (graded.fail_to_pass or graded.pass_to_pass or graded.pass_to_fail)
+    assert graded.tests == {"t"}
+
+
+def test_failed_and_error_across_repeats_are_the_same_verdict():
+    before = _side("before", {"t": S.FAILED}, {"t": S.ERROR})
+    after = _side("after", {"t": S.PASSED}, {"t": S.PASSED})
+    assert grade(before, after).fail_to_pass == ("t",)
+
+
+def test_grading_needs_runs_on_both_sides():
+    with pytest.raises(ValueError):
+        grade([], [_run("after", {"t": S.PASSED})])

@@ -1,0 +1,165 @@
+"""Benchmark: validation overhead (wall / raw test time) and coverage-instrumented vs plain runs.
+
+Builds a small fixture repository (a package and a test file of ``--tests`` tests), validates one
+candidate with a warm environment, once with coverage off and once on, ``--rounds`` times each:
+
+- overhead = the stage's whole wall time / the summed durations of its test runs (goal ≤ 1.3×);
+- coverage = mean duration of an instrumented run / mean duration of the same run (suite, side,
+  repetition) with coverage off (goal ≤ 1.3×); and the whole validation's test time, coverage
+  on / off (only the first repetition of each side is instrumented).
+
+Run with ``.venv/bin/python -m benchmarks.bench_validation``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+GOAL = 1.3
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_AUTHOR_DATE": "2024-01-01T00:00:00+00:00",
+    "GIT_COMMITTER_DATE": "2024-01-01T00:00:00+00:00",
+    "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+}  # fmt: skip
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {**os.environ, **_GIT_ENV}
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _write(repo: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+
+
+def _fixture(root: Path, tests: int) -> tuple[Path, str, str, str]:
+    """(repo, base commit, golden patch, test patch) of a package with ``tests`` tests."""
+    repo = root / "repo"
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    code = "def add(a, b):\n    return a - b\n\n\ndef work(n):\n    return sum(range(n))\n"
+    body = "from pkg import add, work\n"
+    body += "".join(
+        f"\n\ndef test_work_{i}():\n    assert work({i * 1000}) == {sum(range(i * 1000))}\n"
+        for i in range(tests)
+    )
+    _write(repo, {"pkg/__init__.py": code, "tests/test_pkg.py": body})
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    base = _git(repo, "rev-parse", "HEAD").strip()
+
+    def diff(files: dict[str, str]) -> str:
+        _write(repo, files)
+        _git(repo, "add", "-A")
+        text = _git(repo, "diff", "--cached")
+        _git(repo, "reset", "-q", "--hard", "HEAD")
+        return text
+
+    test_patch = diff(
+        {"tests/test_pkg.py": body + "\n\ndef test_add():\n    assert add(1, 2) == 3\n"}
+    )
+    patch = diff({"pkg/__init__.py": code.replace("a - b", "a + b")})
+    return repo, base, patch, test_patch
+
+
+def _validate(work: Path, repo: Path, candidate, coverage: bool, repetitions: int):
+    from builder.config import ValidationConfig
+    from builder.records import RunResult, read_jsonl
+    from validation.stage import ValidateStage
+
+    settings = ValidationConfig(repetitions=repetitions, coverage=coverage, timeout_s=600)
+    stage = ValidateStage(settings, work, {candidate.repo: str(repo)})
+    started = time.perf_counter()
+    outcome = stage.process(candidate)
+    wall = time.perf_counter() - started
+    if not outcome.verdict.kept:
+        raise RuntimeError(f"the benchmark candidate was dropped: {outcome.verdict}")
+    runs = list(read_jsonl(Path(outcome.verdict.evidence["runs"]), RunResult))
+    return wall, runs, outcome.output
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", type=int, default=200, help="tests in the fixture file")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repetitions", type=int, default=3)
+    args = parser.parse_args(argv)
+
+    from recipes.swe_bench import to_candidate
+
+    with tempfile.TemporaryDirectory(prefix="swt-bench-validation-") as scratch:
+        root = Path(scratch)
+        repo, base, patch, test_patch = _fixture(root, args.tests)
+        candidate = to_candidate(
+            {
+                "repo": "bench/validation",
+                "instance_id": "bench__validation-1",
+                "base_commit": base,
+                "patch": patch,
+                "test_patch": test_patch,
+                "problem_statement": "add() subtracts",
+                "hints_text": "",
+                "created_at": "2024-02-01T00:00:00Z",
+                "version": "0.1",
+                "environment_setup_commit": base,
+                "FAIL_TO_PASS": "[]",
+                "PASS_TO_PASS": "[]",
+            }  # fmt: skip
+        )
+        work = root / "work"
+        for coverage in (False, True):  # warm both environments (built once, reused after)
+            _validate(work, repo, candidate, coverage, 1)
+        results: dict[bool, list[tuple[float, list[float]]]] = {False: [], True: []}
+        by_run: dict[bool, dict[tuple, list[float]]] = {False: {}, True: {}}
+        instrumented: set[tuple] = set()
+        for _ in range(args.rounds):
+            for coverage in (False, True):
+                wall, runs, instance = _validate(work, repo, candidate, coverage, args.repetitions)
+                results[coverage].append((wall, [run.duration_s for run in runs]))
+                for run in runs:
+                    position = (run.suite, run.side, run.repetition)
+                    by_run[coverage].setdefault(position, []).append(run.duration_s)
+                    if "coverage" in " ".join(run.command):
+                        instrumented.add(position)
+        print(
+            f"fixture: {args.tests + 2} tests; {args.repetitions} runs per side + 2 existing-test"
+            f" runs; {args.rounds} rounds; warm environment; cpus={os.cpu_count()}"
+        )
+        print(f"golden ΔC of the fixture: {instance.golden_coverage}")
+        for coverage in (False, True):
+            label = "coverage on " if coverage else "coverage off"
+            ratios = [wall / sum(durations) for wall, durations in results[coverage]]
+            walls = [wall for wall, _ in results[coverage]]
+            raw = [sum(durations) for _, durations in results[coverage]]
+            print(
+                f"{label}: wall {statistics.median(walls):.2f}s, raw test time "
+                f"{statistics.median(raw):.2f}s, overhead {statistics.median(ratios):.3f}x "
+                f"(goal <= {GOAL}x)"
+            )
+        plain = statistics.mean(d for p in instrumented for d in by_run[False][p])
+        measured = statistics.mean(d for p in instrumented for d in by_run[True][p])
+        print(
+            f"instrumented run vs the same run plain: {measured:.3f}s vs {plain:.3f}s, "
+            f"ratio {measured / plain:.3f}x (goal <= {GOAL}x; {len(instrumented)} of "
+            f"{len(by_run[True])} runs per validation instrumented)"
+        )
+        raw_on = statistics.median(sum(ds) for _, ds in results[True])
+        raw_off = statistics.median(sum(ds) for _, ds in results[False])
+        print(f"validation test time, coverage on / off: {raw_on / raw_off:.3f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

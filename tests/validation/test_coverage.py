@@ -1,0 +1,263 @@
+"""Golden change coverage ΔC: patch lines, our rcfile, and measured fixture repositories."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builder.records import DropReason
+from tests.conftest import GitRepo
+from tests.validation import test_stage as _stage
+from tests.validation.test_stage import ADD_TEST, CODE, FIXED, TESTS, runs_of
+from validation.coverage import (
+    Measured,
+    change_coverage,
+    coverage_requirement,
+    patch_lines,
+    rcfile,
+)
+
+backend = _stage.backend  # the shared fixtures
+make_case = _stage.make_case  # the shared fixtures
+work_dir = _stage.work_dir  # the shared fixtures
+
+# ---------------------------------------------------------------------------------------------
+# Units: which lines, numbered how, and the ΔC arithmetic.
+
+
+def test_patch_lines_number_removed_in_r_and_added_in_r_x(tmp_path):
+    repo = GitRepo(tmp_path / "r")
+    repo.commit({"pkg/a.py": "one\ntwo\nthree\nfour\n", "README.md": "x\n", "pkg/gone.py": "g\n"})
+    patch = repo.diff(
+        {
+            "pkg/a.py": "zero\none\nTWO\nthree\nfour\nfive\n",  # +1 at top, 2 modified, +6
+            "README.md": "y\n",  # not Python: never measured
+            "pkg/gone.py": None,
+            "pkg/new.py": "n\n",
+        }
+    )
+    lines = patch_lines(patch)
+    assert lines.removed == {"pkg/a.py": {2}, "pkg/gone.py": {1}}
+    assert lines.added == {"pkg/a.py": {1, 3, 6}, "pkg/new.py": {1}}
+
+
+def test_rcfile_measures_only_the_changed_files_in_the_run_dir():
+    text = rcfile(["pkg/b.py", "pkg/a.py"], "/run/scratch/golden-before-0.coverage")
+    assert "data_file = /run/scratch/golden-before-0.coverage\n" in text
+    assert "include =\n    pkg/a.py\n    pkg/b.py\n" in text
+    for option in (
+        "parallel = true",
+        "concurrency = multiprocessing, thread",
+        "patch = subprocess",
+        "dynamic_context = test_function",
+        "relative_files = true",
+    ):
+        assert option + "\n" in text
+
+
+def test_coverage_requirement_per_python():
+    assert coverage_requirement("3.11") == "coverage==7.10.7"
+    assert coverage_requirement("3.8") == "coverage==7.6.1"
+    assert coverage_requirement("3.6") == "coverage==6.2"
+
+
+def _measured(**files):
+    return Measured(
+        {path.replace("__", "/") + ".py": frozenset(v) for path, v in files.items()}, {}
+    )
+
+
+def test_change_coverage_counts_each_line_on_its_own_side():
+    lines = patch_lines(
+        "--- a/pkg/m.py\n+++ b/pkg/m.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+        "@@ -10,2 +10,3 @@\n x\n+y\n z\n"
+    )
+    assert lines.removed == {"pkg/m.py": {2}} and lines.added == {"pkg/m.py": {2, 11}}
+    golden = {"before": [_measured(pkg__m={2})], "after": [_measured(pkg__m={1, 3})]}
+    existing = {"before": [], "after": [_measured(pkg__m={2, 11})]}
+    change = change_coverage(lines, golden, existing)
+    # executable: removed 2 (golden, on R), added 2 and 11 (existing, on R∘X)
+    assert change.executable == (("before", "pkg/m.py", 2), ("after", "pkg/m.py", 2),
+                                 ("after", "pkg/m.py", 11))  # fmt: skip
+    assert change.golden == round(1 / 3, 6) and change.existing == round(2 / 3, 6)
+    # a line executed only on the other side does not count
+    nothing = change_coverage(lines, {"before": [_measured(pkg__m={11})]}, {})
+    assert nothing.executable == () and nothing.golden is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Measured on fixture repositories through the stage.
+
+WORKER_CODE = '''\
+import multiprocessing
+import subprocess
+import sys
+
+
+def _worker(x, queue):
+    queue.put(x + x)
+
+
+def square(x):
+    """Computed in a multiprocessing child only."""
+    queue = multiprocessing.Queue()
+    process = multiprocessing.Process(target=_worker, args=(x, queue))
+    process.start()
+    value = queue.get(timeout=60)
+    process.join()
+    return value
+
+
+def child_answer():
+    return 41
+
+
+def answer():
+    """Computed in a Python subprocess only."""
+    code = "import pkg; print(pkg.child_answer())"
+    return int(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                              text=True, check=True).stdout)
+'''
+WORKER_TESTS = """\
+from pkg import answer, square
+
+
+def test_square():
+    assert square(3) == 9
+
+
+def test_answer():
+    assert answer() == 42
+"""
+HOSTILE_CONFIG = {  # the repository's own coverage settings must not be read
+    ".coveragerc": "[run]\nomit = pkg/*\ndata_file = /nonexistent/.coverage\n",
+    "setup.cfg": "[coverage:run]\nomit = *\n",
+    "pyproject.toml": '[tool.coverage.run]\nomit = ["*"]\nsource = ["nothing"]\n',
+}
+
+
+def _report(outcome) -> dict:
+    return json.loads((Path(outcome.verdict.evidence["logs"]) / "coverage.json").read_text())
+
+
+def test_lines_reached_only_in_a_multiprocessing_worker_or_subprocess_count(make_case):
+    fixed = WORKER_CODE.replace("x + x", "x * x").replace("return 41", "return 42")
+    outcome = make_case(
+        {"tests/test_pkg.py": WORKER_TESTS},
+        {"pkg/__init__.py": fixed},
+        base_files={"pkg/__init__.py": WORKER_CODE, "tests/test_pkg.py": "", **HOSTILE_CONFIG},
+        coverage=True,
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    instance = outcome.output
+    assert instance.FAIL_TO_PASS == (
+        "tests/test_pkg.py::test_answer",
+        "tests/test_pkg.py::test_square",
+    )
+    report = _report(outcome)
+    executable = {(line["side"], line["line"]) for line in report["lines"]}
+    # line 7 (the worker) and line 21 (the subprocess), removed on R and added on R∘X
+    assert executable == {("before", 7), ("after", 7), ("before", 21), ("after", 21)}
+    assert instance.golden_coverage == 1.0
+    assert instance.run_metadata["coverage"] == "on"
+
+
+def test_golden_coverage_is_the_share_the_golden_tests_execute(make_case):
+    """The test patch deletes the only test of triple(): its patch lines are executable
+    (the existing tests run them) but the golden tests do not execute them."""
+    base_code = CODE + "\n\ndef triple(x):\n    return x + x + x + 0\n"
+    base_tests = TESTS.replace("add, double", "add, double, triple") + (
+        "\n\ndef test_triple():\n    assert triple(2) == 6\n"
+    )
+    outcome = make_case(
+        {"tests/test_pkg.py": ADD_TEST},
+        {"pkg/__init__.py": FIXED + "\n\ndef triple(x):\n    return 3 * x\n"},
+        base_files={"pkg/__init__.py": base_code, "tests/test_pkg.py": base_tests},
+        coverage=True,
+        repetitions=2,
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    report = _report(outcome)
+    golden = sorted((line["side"], line["line"]) for line in report["lines"] if line["golden"])
+    others = sorted((line["side"], line["line"]) for line in report["lines"] if not line["golden"])
+    assert golden == [("after", 2), ("before", 2)]  # add(): run by the golden test_add
+    assert others == [("after", 10), ("before", 10)]  # triple(): only the removed test_triple
+    assert outcome.output.golden_coverage == 0.5
+    assert outcome.output.run_metadata["existing_coverage"] == "0.5"
+    # per-test contexts attribute each golden line to the tests that ran it
+    contexts = {line["side"]: line["contexts"] for line in report["lines"] if line["golden"]}
+    assert any(name.endswith("test_add") for name in contexts["before"])
+    # the first repetition of each side is measured, the others run plain
+    instrumented = {
+        (run.suite, run.side, run.repetition): "coverage" in " ".join(run.command)
+        for run in runs_of(outcome)
+    }
+    assert instrumented == {
+        ("golden", "before", 0): True, ("golden", "before", 1): False,
+        ("golden", "after", 0): True, ("golden", "after", 1): False,
+        ("existing", "before", 0): True, ("existing", "after", 0): True,
+    }  # fmt: skip
+
+
+def test_docs_only_golden_patch_is_coverage_unmeasurable(make_case):
+    version_test = (
+        "from pathlib import Path\n\n\ndef test_version():\n"
+        "    assert Path('docs/VERSION').read_text().strip() == '0.2'\n"
+    )
+    outcome = make_case(
+        {"tests/test_docs.py": version_test},
+        {"docs/VERSION": "0.2\n"},
+        base_files={"pkg/__init__.py": CODE, "docs/VERSION": "0.1\n", "tests/test_pkg.py": TESTS},
+        coverage=True,
+    )
+    assert outcome.verdict.reason is DropReason.COVERAGE_UNMEASURABLE
+    evidence = outcome.verdict.evidence
+    assert evidence["error"] == "the golden patch changes no Python line"
+    assert evidence["patch_files"] == "docs/VERSION"
+    assert not any("coverage" in " ".join(run.command) for run in runs_of(outcome))
+
+
+@pytest.mark.parametrize("backend", ["local"])  # the drop itself runs on every backend above
+def test_unexecuted_python_patch_is_coverage_unmeasurable(make_case, backend):
+    """The F→P test passes for a reason the patched Python lines have nothing to do with."""
+    version_test = (
+        "from pathlib import Path\n\n\ndef test_version():\n"
+        "    assert Path('docs/VERSION').read_text().strip() == '0.2'\n"
+    )
+    unused = CODE + "\n\ndef unused():\n    return 1\n"
+    outcome = make_case(
+        {"tests/test_docs.py": version_test},
+        {"docs/VERSION": "0.2\n", "pkg/__init__.py": unused.replace("return 1", "return 2")},
+        base_files={"pkg/__init__.py": unused, "docs/VERSION": "0.1\n", "tests/test_pkg.py": TESTS},
+        coverage=True,
+    )
+    assert outcome.verdict.reason is DropReason.COVERAGE_UNMEASURABLE
+    evidence = outcome.verdict.evidence
+    assert evidence["patch_files"] == "pkg/__init__.py"
+    assert (evidence["python_lines_removed"], evidence["python_lines_added"]) == ("1", "1")
+    assert "no line of the golden patch is executed" in evidence["error"]
+
+
+@pytest.mark.parametrize("backend", ["local"])  # a control of the fixture: once is enough
+def test_without_following_children_the_worker_lines_are_lost(make_case, backend, monkeypatch):
+    """The control of the worker/subprocess test: the same fixture under an rcfile following no
+    child process measures none of its patch lines, so that fixture does prove the following."""
+    import validation.coverage
+
+    original = validation.coverage.rcfile
+
+    def parent_only(files, data_file):
+        text = original(files, data_file)
+        return text.replace("concurrency = multiprocessing, thread\n", "").replace(
+            "patch = subprocess\n", ""
+        )
+
+    monkeypatch.setattr(validation.coverage, "rcfile", parent_only)
+    fixed = WORKER_CODE.replace("x + x", "x * x").replace("return 41", "return 42")
+    outcome = make_case(
+        {"tests/test_pkg.py": WORKER_TESTS},
+        {"pkg/__init__.py": fixed},
+        base_files={"pkg/__init__.py": WORKER_CODE, "tests/test_pkg.py": ""},
+        coverage=True,
+    )
+    assert outcome.verdict.reason is DropReason.COVERAGE_UNMEASURABLE

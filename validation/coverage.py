@@ -1,0 +1,257 @@
+"""Golden change coverage ΔC with coverage.py: our rcfile, measured runs, executable patch lines.
+
+REFERENCE.md's definition: removed/modified lines of the golden code patch are numbered as in R
+and measured on R (the "before" runs); added/modified lines are numbered as in R∘X and measured
+on R∘X (the "after" runs). A line is executable when the existing tests of the touched files or
+the golden tests execute it on its side; golden ΔC = share of executable lines the golden tests
+execute. Each measured run writes its data files into the session's scratch (the run dir) under
+an rcfile generated here — never the repository's own coverage configuration — then combines
+them (subprocesses and multiprocessing children included) into a JSON report with per-test
+contexts, which is read back and kept beside the logs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
+
+import unidiff
+
+from validation.patches import PatchError
+
+COVERAGE_PACKAGE = "coverage"
+"""Installed into every measured environment (the spec's packages gain it when coverage is on)."""
+
+_COVERAGE_PINS = {(3, 6): "6.2", (3, 7): "7.2.7", (3, 8): "7.6.1"}
+_COVERAGE_CURRENT = "7.10.7"
+"""The newest coverage.py per Python (an exact pin wins over an environment's dated resolution):
+``patch = subprocess`` needs ≥ 7.10, so Pythons ≤ 3.8 measure multiprocessing children only."""
+
+
+def coverage_requirement(python: str) -> str:
+    """The coverage.py requirement installed into an environment of Python ``python``."""
+    major, minor = (int(part) for part in python.split(".")[:2])
+    if (major, minor) >= (3, 9):
+        return f"{COVERAGE_PACKAGE}=={_COVERAGE_CURRENT}"
+    if (major, minor) in _COVERAGE_PINS:
+        return f"{COVERAGE_PACKAGE}=={_COVERAGE_PINS[major, minor]}"
+    return COVERAGE_PACKAGE
+
+
+_MEASURE = (
+    "import json, os, sys\n"
+    "rcfile, text, report = sys.argv[1:4]\n"
+    "os.makedirs(os.path.dirname(rcfile) or '.', exist_ok=True)\n"
+    "with open(rcfile, 'w') as handle:\n"
+    "    handle.write(text)\n"
+    "import coverage\n"
+    "from coverage.cmdline import main\n"
+    "code = main(['run', '--rcfile=' + rcfile, *sys.argv[4:]])\n"
+    "cov = coverage.Coverage(config_file=rcfile)\n"
+    "try:\n"
+    "    cov.combine()\n"
+    "    cov.save()\n"
+    "    cov.json_report(outfile=report, show_contexts=True)\n"
+    "except coverage.CoverageException as error:  # no data: nothing measured ran\n"
+    "    with open(report, 'w') as handle:\n"
+    "        json.dump({'files': {}, 'no_data': str(error)}, handle)\n"
+    "sys.exit(code)\n"
+)
+"""Runs inside the session: writes our rcfile, runs the command under ``coverage run`` (its own
+command line, in this process: one interpreter start), then combines the parallel data files
+(children included) into coverage's JSON report with contexts, and exits with the command's own
+exit code. One command: a backend may give every command a fresh scratch dir (Docker does), so
+writing, measuring and reporting cannot be split across commands."""
+
+
+def rcfile(files: Iterable[str], data_file: str) -> str:
+    """Our coverage configuration: only ``files`` (repo-relative), data in the run dir.
+
+    ``patch = subprocess`` (coverage ≥ 7.10; older versions ignore it with a warning) measures
+    child Python processes; ``concurrency = multiprocessing`` follows multiprocessing workers
+    (fork and spawn); ``parallel`` keeps every process's data file apart until combined;
+    ``dynamic_context = test_function`` records which test executed each line.
+    """
+    include = "".join(f"    {path}\n" for path in sorted(set(files)))
+    return (
+        "[run]\n"
+        f"data_file = {data_file}\n"
+        "parallel = true\n"
+        "relative_files = true\n"
+        "branch = false\n"
+        "concurrency = multiprocessing, thread\n"
+        "patch = subprocess\n"
+        "dynamic_context = test_function\n"
+        "disable_warnings = no-data-collected, module-not-measured, couldnt-parse\n"
+        f"include =\n{include}"
+        "[report]\n"
+        "ignore_errors = true\n"
+    )
+
+
+def measured_command(
+    command: list[str], rcfile_path: str, rcfile_text: str, report_path: str
+) -> list[str]:
+    """``command`` (``python ARGS``) under ``coverage run`` with our rcfile; JSON to report."""
+    python, *args = command
+    return [python, "-c", _MEASURE, rcfile_path, rcfile_text, report_path, *args]
+
+
+@dataclasses.dataclass(frozen=True)
+class Measured:
+    """Lines one run executed per repo-relative file, and the contexts (tests) per line."""
+
+    executed: Mapping[str, frozenset[int]]
+    contexts: Mapping[str, Mapping[int, tuple[str, ...]]]
+
+
+def read_report(report: bytes | None) -> Measured | None:
+    """The executed lines of coverage's JSON report; None when the report is missing."""
+    if report is None:
+        return None
+    data = json.loads(report)
+    executed, contexts = {}, {}
+    for path, entry in data.get("files", {}).items():
+        key = PurePosixPath(path).as_posix()
+        executed[key] = frozenset(entry.get("executed_lines", ()))
+        contexts[key] = {
+            int(line): tuple(sorted(names)) for line, names in entry.get("contexts", {}).items()
+        }
+    return Measured(executed, contexts)
+
+
+@dataclasses.dataclass(frozen=True)
+class PatchLines:
+    """Lines of a code patch: removed (numbered as in R) and added (numbered as in R∘X)."""
+
+    removed: Mapping[str, frozenset[int]]
+    added: Mapping[str, frozenset[int]]
+
+    @property
+    def before_files(self) -> list[str]:
+        return sorted(path for path, lines in self.removed.items() if lines)
+
+    @property
+    def after_files(self) -> list[str]:
+        return sorted(path for path, lines in self.added.items() if lines)
+
+
+def patch_lines(patch: str) -> PatchLines:
+    """Removed and added lines of the Python files a golden code patch changes."""
+    try:
+        patch_set = unidiff.PatchSet(patch)
+    except unidiff.UnidiffParseError as error:
+        raise PatchError(f"golden patch cannot be parsed: {error}") from error
+    removed: dict[str, set[int]] = {}
+    added: dict[str, set[int]] = {}
+    for patched in patch_set:
+        source = patched.source_file.removeprefix("a/")
+        target = patched.target_file.removeprefix("b/")
+        for hunk in patched:
+            for line in hunk:
+                if line.is_removed and source.endswith(".py"):
+                    removed.setdefault(source, set()).add(line.source_line_no)
+                elif line.is_added and target.endswith(".py"):
+                    added.setdefault(target, set()).add(line.target_line_no)
+    return PatchLines(
+        {path: frozenset(lines) for path, lines in removed.items()},
+        {path: frozenset(lines) for path, lines in added.items()},
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class ChangeCoverage:
+    """The executable patch lines, which of them the golden tests execute, and ΔC."""
+
+    executable: tuple[tuple[str, str, int], ...]  # (side, path, line)
+    golden_executed: tuple[tuple[str, str, int], ...]
+    existing_executed: tuple[tuple[str, str, int], ...]
+
+    @property
+    def golden(self) -> float | None:
+        """Golden ΔC; None when the patch has no executable line (coverage unmeasurable)."""
+        if not self.executable:
+            return None
+        return round(len(self.golden_executed) / len(self.executable), 6)
+
+    @property
+    def existing(self) -> float | None:
+        """Share of executable patch lines the existing tests execute (Table 1's coverage)."""
+        if not self.executable:
+            return None
+        return round(len(self.existing_executed) / len(self.executable), 6)
+
+
+def _union(runs: Iterable[Measured]) -> dict[str, set[int]]:
+    merged: dict[str, set[int]] = {}
+    for run in runs:
+        for path, lines in run.executed.items():
+            merged.setdefault(path, set()).update(lines)
+    return merged
+
+
+def change_coverage(
+    lines: PatchLines,
+    golden: Mapping[str, Iterable[Measured]],
+    existing: Mapping[str, Iterable[Measured]],
+) -> ChangeCoverage:
+    """ΔC from measured runs per side (``"before"`` on R, ``"after"`` on R∘X)."""
+    sides = {"before": lines.removed, "after": lines.added}
+    executable, by_golden, by_existing = [], [], []
+    for side, patch_side in sides.items():
+        golden_lines = _union(golden.get(side, ()))
+        existing_lines = _union(existing.get(side, ()))
+        for path in sorted(patch_side):
+            for line in sorted(patch_side[path]):
+                hit_golden = line in golden_lines.get(path, ())
+                hit_existing = line in existing_lines.get(path, ())
+                if hit_golden or hit_existing:
+                    executable.append((side, path, line))
+                if hit_golden:
+                    by_golden.append((side, path, line))
+                if hit_existing:
+                    by_existing.append((side, path, line))
+    return ChangeCoverage(tuple(executable), tuple(by_golden), tuple(by_existing))
+
+
+def attribution(
+    coverage: ChangeCoverage, golden: Mapping[str, Iterable[Measured]]
+) -> list[dict[str, object]]:
+    """Per executable line: whether golden tests ran it and the test contexts that did."""
+    rows = []
+    hits = set(coverage.golden_executed)
+    for side, path, line in coverage.executable:
+        contexts = sorted(
+            {
+                name
+                for run in golden.get(side, ())
+                for name in run.contexts.get(path, {}).get(line, ())
+            }
+        )
+        rows.append(
+            {
+                "side": side,
+                "path": path,
+                "line": line,
+                "golden": (side, path, line) in hits,
+                "contexts": contexts,
+            }
+        )
+    return rows
+
+
+__all__ = [
+    "COVERAGE_PACKAGE",
+    "ChangeCoverage",
+    "Measured",
+    "PatchLines",
+    "attribution",
+    "change_coverage",
+    "coverage_requirement",
+    "measured_command",
+    "patch_lines",
+    "rcfile",
+    "read_report",
+]
