@@ -1,0 +1,88 @@
+"""Version detection at a commit (metadata, version file, git tags) and environment commits."""
+
+import datetime as dt
+
+from validation.versioning import (
+    VersionRule,
+    commit_date,
+    detect_version,
+    package_version,
+    tag_version,
+    truncate,
+    version_tag_commit,
+)
+
+
+def test_truncate():
+    assert truncate("0.8.1.dev3", 2) == "0.8"
+    assert truncate("v3.0.0rc6", 2) == "3.0"
+    assert truncate("3", 2) == "3.0"
+    assert truncate("1.2.3", 3) == "1.2.3"
+    assert truncate("unknown", 2) is None
+
+
+def test_package_version_from_each_metadata_file(tmp_path, git_repo):
+    pyproject = git_repo.commit({"pyproject.toml": '[project]\nname = "p"\nversion = "1.4.2"\n'})
+    assert package_version(git_repo.path, pyproject) == "1.4.2"
+    cfg = git_repo.commit(
+        {
+            "pyproject.toml": None,
+            "setup.cfg": "[metadata]\nname = p\nversion = attr: pkg.__version__\n",
+            "src/pkg/__init__.py": '__version__ = "2.0.1"\n',
+        }
+    )
+    assert package_version(git_repo.path, cfg) == "2.0.1"
+    literal = git_repo.commit({"setup.cfg": None, "setup.py": "setup(name='p', version='0.3')\n"})
+    assert package_version(git_repo.path, literal) == "0.3"
+    module = git_repo.commit(
+        {
+            "setup.py": "setup(name='p', version=find_version('pkg/__init__.py'))\n",
+            "pkg/__init__.py": '__version__ = "5.6.7"\n',
+        }
+    )
+    assert package_version(git_repo.path, module) == "5.6.7"
+    none = git_repo.commit(
+        {
+            "setup.py": "setup(use_scm_version=True)\n",
+            "pkg/__init__.py": None,
+            "src/pkg/__init__.py": None,
+        }
+    )
+    assert package_version(git_repo.path, none) is None
+
+
+def test_tag_version_is_the_nearest_release_tag(git_repo):
+    first = git_repo.commit({"a.txt": "1"})
+    git_repo.git("tag", "v0.8.0")
+    git_repo.commit({"a.txt": "2"})
+    git_repo.git("tag", "v0.8.1")
+    git_repo.commit({"a.txt": "3"})
+    git_repo.git("tag", "v0.9.0-alpha.1")  # a pre-release tag does not make the version
+    head = git_repo.commit({"a.txt": "4"})
+    assert tag_version(git_repo.path, head) == "0.8.1"
+    assert tag_version(git_repo.path, first) == "0.8.0"
+    assert version_tag_commit(git_repo.path, head, "0.8") == first
+
+
+def test_rules_apply_in_order_and_truncate(git_repo):
+    head = git_repo.commit(
+        {
+            "setup.py": "setup(name='p', use_scm_version=True)\n",
+            "src/p/config.ini": "[sqlfluff]\nstable_version = 1.3.2\n",
+        }
+    )
+    git_repo.git("tag", "v1.2.0")
+    rules = [
+        VersionRule(kind="metadata"),
+        VersionRule(kind="file", path="src/p/config.ini", pattern=r"stable_version\s*=\s*(\S+)"),
+        VersionRule(kind="git-tag"),
+    ]
+    assert detect_version(git_repo.path, head, rules) == ("1.3", "file")
+    assert detect_version(git_repo.path, head, rules[2:], digits=3) == ("1.2.0", "git-tag")
+    missing = [VersionRule(kind="file", path="nope.txt", pattern="(.*)")]
+    assert detect_version(git_repo.path, head, missing) is None
+
+
+def test_commit_date_is_the_committer_date(git_repo):
+    head = git_repo.commit({"a.txt": "1"})
+    assert commit_date(git_repo.path, head) == dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
