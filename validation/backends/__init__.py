@@ -4,20 +4,40 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from builder.config import DockerConfig
 from validation.backends.base import Backend, Session
+from validation.backends.docker import DockerBackend
 from validation.backends.local import LocalBackend
+from validation.docker_engine import daemon_answers
 
-BACKENDS: dict[str, type[Backend]] = {"local": LocalBackend}
-"""The registry; other backends (docker) register here under their config name."""
+BACKENDS: dict[str, type[Backend]] = {"local": LocalBackend, "docker": DockerBackend}
+"""The registry; other backends register here under their config name."""
+
+AUTO = "auto"
+"""Not a backend but a choice: docker when a daemon answers, else local."""
 
 
-def make_backend(name: str, work_dir: Path) -> Backend:
-    """The backend called ``name``, with its caches under ``work_dir``."""
+def resolve_backend(name: str) -> str:
+    """The backend ``name`` stands for (``auto`` asks whether a Docker daemon answers)."""
+    if name == AUTO:
+        return "docker" if daemon_answers() else "local"
+    return name
+
+
+def make_backend(name: str, work_dir: Path, docker: DockerConfig | None = None) -> Backend:
+    """The backend called ``name`` (or picked by ``auto``), with its caches under ``work_dir``.
+
+    ``docker`` holds the ``[docker]`` settings, used when the backend is Docker.
+    """
+    resolved = resolve_backend(name)
     try:
-        return BACKENDS[name](Path(work_dir))
+        backend = BACKENDS[resolved](Path(work_dir))
     except KeyError:
-        known = ", ".join(sorted(BACKENDS))
+        known = ", ".join(sorted([*BACKENDS, AUTO]))
         raise ValueError(f"unknown backend {name!r} (known: {known})") from None
+    if docker is not None and isinstance(backend, DockerBackend):
+        backend.configure(docker)
+    return backend
 
 
-__all__ = ["BACKENDS", "Backend", "Session", "make_backend"]
+__all__ = ["AUTO", "BACKENDS", "Backend", "Session", "make_backend", "resolve_backend"]
