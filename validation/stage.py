@@ -1,25 +1,69 @@
-"""The validation stage: run the golden tests before and after the golden patch, then grade."""
+"""The validation stage: repeated runs before/after the golden patch, grading, change coverage."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import shutil
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+import unidiff
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from builder import __version__
-from builder.config import ValidationConfig
+from builder.config import DockerConfig, ValidationConfig
 from builder.pipeline import Outcome, Stage
-from builder.records import Candidate, DropReason, Instance, InstanceStats, RunResult, Transitions
+from builder.records import (
+    Candidate,
+    DropReason,
+    Instance,
+    InstanceStats,
+    RunResult,
+    Transitions,
+    write_jsonl,
+)
+from builder.store import atomic_write_text
+from validation import coverage
 from validation.backends import Session, make_backend
+from validation.backends.local import Limits, LocalBackend
 from validation.codebase import codebase_size
 from validation.environment import EnvironmentBuildError, EnvironmentSpec
-from validation.grading import Grade, grade
-from validation.patches import PatchError, patch_size, runnable_test_files
+from validation.grading import Grade, grade, side_verdicts
+from validation.interpreters import PYTHON_RELEASES
+from validation.patches import NOT_RUNNABLE, PatchError, patch_size, runnable_test_files
 from validation.repos import RepoCache, RepoUnavailable
 from validation.runners import Runner, make_runner
+from validation.specs import EnvironmentResolver, Resolution, SpecError
 
 STAGE = "validate"
+GRADING_VERSION = 2
+"""Bump when how runs are graded or measured changes: it is part of every result key."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Job:
+    """What one validation needs beside its session: the record, runner, files, where logs go."""
+
+    record: Candidate
+    runner: Runner
+    files: list[str]
+    logs: Path
+    lines: coverage.PatchLines | None  # the golden patch's lines when coverage is measured
+
+    def include(self) -> list[str]:
+        return [] if self.lines is None else sorted({*self.lines.removed, *self.lines.added})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Runs:
+    """The runs of one suite (golden or existing) on both sides, and what coverage measured."""
+
+    before: list[RunResult]
+    after: list[RunResult]
+    measured: dict[str, list[coverage.Measured | None]]
 
 
 class ValidateStage(Stage):
@@ -29,20 +73,37 @@ class ValidateStage(Stage):
     output_model = Instance
 
     def __init__(
-        self, settings: ValidationConfig, work_dir: Path, repos: Mapping[str, str]
+        self,
+        settings: ValidationConfig,
+        work_dir: Path,
+        repos: Mapping[str, str],
+        docker: DockerConfig | None = None,
     ) -> None:
         self.settings = settings
         self.work_dir = Path(work_dir)
         self.repos = RepoCache(self.work_dir / "repos", repos)
-        self.backend = make_backend(settings.backend, self.work_dir)
-        self.runner: Runner = make_runner("pytest")
+        self.backend = make_backend(settings.backend, self.work_dir, docker=docker)
+        if isinstance(self.backend, LocalBackend):
+            self.backend.configure(
+                env_dir=Path(settings.env_dir) if settings.env_dir else None,
+                python_search_paths=settings.python_search_paths,
+                limits=Limits(**settings.limits.model_dump()),
+            )
+        self.environments = EnvironmentResolver(
+            settings, self.work_dir / "specs-inferred", self._available_pythons
+        )
+
+    def _available_pythons(self) -> list[str]:
+        """Python versions the backend can build (local: the interpreters found here)."""
+        available = getattr(self.backend, "available_pythons", None)
+        return list(available()) if available else list(PYTHON_RELEASES)
 
     def fingerprint(self) -> Any:
         return {
             "validation": self.settings.model_dump(mode="json"),
             "backend": self.backend.fingerprint(),
-            "runner": self.runner.kind,
-            "runs_per_side": 1,
+            "environments": self.environments.fingerprint(),
+            "grading": GRADING_VERSION,
         }
 
     def process(self, record: Candidate) -> Outcome:
@@ -61,28 +122,53 @@ class ValidateStage(Stage):
             mirror = self.repos.mirror(record.repo, record.base_commit)
         except RepoUnavailable as error:
             return Outcome.drop(STAGE, DropReason.REPO_UNAVAILABLE, error=str(error))
-        spec = EnvironmentSpec(self.settings.python, tuple(self.settings.packages))
+        try:
+            resolution = self.environments.resolve(record, mirror)
+        except SpecError as error:
+            return Outcome.drop(STAGE, DropReason.ENVIRONMENT_FAILED, error=str(error))
+        spec = self._measurable(resolution.spec)
         try:
             environment = self.backend.prepare(spec)
         except EnvironmentBuildError as error:
             return Outcome.drop(
                 STAGE, DropReason.ENVIRONMENT_FAILED, error=str(error), log=str(error.log_path)
             )
+        lines = coverage.patch_lines(record.patch) if self.settings.coverage else None
+        job = _Job(record, make_runner(spec.runner), test_files, logs, lines)
         run_dir = self.work_dir / "runs" / key[:16]
+        runs: list[RunResult] = []
         try:
             with self.backend.session(environment, mirror, record.base_commit, run_dir) as session:
-                graded = self._validate(record, session, test_files, logs)
+                golden = self._golden(job, session, runs)
+            if isinstance(golden, Outcome):
+                return _with_runs(golden, logs)
+            graded = grade(golden.before, golden.after)
+            dropped = _grade_drop(graded, golden)
+            if dropped is not None:
+                return _with_runs(dropped, logs)
+            existing = self._existing(job, environment, mirror, run_dir, runs)
+            if isinstance(existing, Outcome):
+                return _with_runs(existing, logs)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
-        if isinstance(graded, Outcome):
-            return graded
-        instance = self._instance(record, graded, spec, mirror)
-        return Outcome.keep(STAGE, instance, logs=str(logs))
+            write_jsonl(logs / "runs.jsonl", runs)
+        change = self._change_coverage(job, golden, existing)
+        if isinstance(change, Outcome):
+            return _with_runs(change, logs)
+        instance = self._instance(record, graded, existing, change, spec, mirror, resolution)
+        return Outcome.keep(STAGE, instance, logs=str(logs), runs=str(logs / "runs.jsonl"))
 
-    def _validate(
-        self, record: Candidate, session: Session, files: list[str], logs: Path
-    ) -> Grade | Outcome:
-        """The grade of the golden tests, or the drop that ended the validation."""
+    def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec:
+        """The spec, with coverage.py among its packages when coverage is measured."""
+        named = {canonicalize_name(Requirement(package).name) for package in spec.packages}
+        if not self.settings.coverage or coverage.COVERAGE_PACKAGE in named:
+            return spec  # a spec pinning its own coverage.py keeps it
+        requirement = coverage.coverage_requirement(spec.python)
+        return dataclasses.replace(spec, packages=(*spec.packages, requirement))
+
+    def _golden(self, job: _Job, session: Session, runs: list[RunResult]) -> _Runs | Outcome:
+        """N runs of the golden tests before and after the golden patch, or the drop."""
+        record = job.record
         try:
             session.apply(record.test_patch, "test patch")
         except PatchError as error:
@@ -91,67 +177,190 @@ class ValidateStage(Stage):
             session.apply(record.patch, "golden patch", check_only=True)
         except PatchError as error:
             return Outcome.drop(STAGE, DropReason.GOLDEN_PATCH_DOES_NOT_APPLY, error=str(error))
-        before = self._run(session, files, "before", logs)
-        if before.timed_out:
-            return _timeout(before)
-        session.apply(record.patch, "golden patch")
-        after = self._run(session, files, "after", logs)
-        if after.timed_out:
-            return _timeout(after)
-        if not after.tests:
+        result = _Runs([], [], {"before": [], "after": []})
+        for side in ("before", "after"):
+            if side == "after":
+                session.apply(record.patch, "golden patch")
+            for repetition in range(self.settings.repetitions):
+                run, measured = self._run(job, session, job.files, "golden", side, repetition)
+                runs.append(run)
+                if run.timed_out:
+                    return _timeout(run)
+                getattr(result, side).append(run)
+                if repetition == 0:
+                    result.measured[side].append(measured)
+        if not any(run.tests for run in result.after):
+            last = result.after[-1]
             return Outcome.drop(
                 STAGE,
                 DropReason.NO_TESTS_COLLECTED,
-                exit_code=str(after.exit_code),
-                report_found=str(after.report_found),
-                collection_errors=", ".join(after.collection_errors),
-                log=after.log_path,
+                exit_code=str(last.exit_code),
+                report_found=str(last.report_found),
+                collection_errors=", ".join(last.collection_errors),
+                log=last.log_path,
             )
-        graded = grade([before], [after])
-        if graded.pass_to_fail:
-            return Outcome.drop(
-                STAGE,
-                DropReason.PASS_TO_FAIL,
-                tests=", ".join(graded.pass_to_fail),
-                log=after.log_path,
-            )
-        if not graded.fail_to_pass:
-            return Outcome.drop(
-                STAGE,
-                DropReason.NO_FAIL_TO_PASS,
-                fail_to_fail=", ".join(graded.fail_to_fail),
-                log=after.log_path,
-            )
-        return graded
+        return result
 
-    def _run(self, session: Session, files: list[str], side: str, logs: Path) -> RunResult:
-        report_name = f"{side}-0-{self.runner.report_name}"
-        command = self.runner.command("python", files, session.scratch_path(report_name))
-        log_path = logs / f"{side}-0.log"
+    def _existing(
+        self, job: _Job, environment: object, mirror: Path, run_dir: Path, runs: list[RunResult]
+    ) -> _Runs | Outcome:
+        """The touched test files as they are at the base commit, once before/after the fix.
+
+        A second checkout without the test patch: these are the repository's existing tests
+        (Table 1), and with the golden tests they decide which patch lines are executable.
+        """
+        files = _existing_test_files(job.record.test_patch)
+        result = _Runs([], [], {"before": [], "after": []})
+        if not files:
+            return result
+        commit = job.record.base_commit
+        with self.backend.session(environment, mirror, commit, run_dir / "existing") as session:
+            for side in ("before", "after"):
+                if side == "after":
+                    try:
+                        session.apply(job.record.patch, "golden patch (without the test patch)")
+                    except PatchError as error:
+                        return Outcome.drop(
+                            STAGE, DropReason.GOLDEN_PATCH_DOES_NOT_APPLY, error=str(error)
+                        )
+                run, measured = self._run(job, session, files, "existing", side, 0)
+                runs.append(run)
+                if run.timed_out:
+                    return _timeout(run)
+                getattr(result, side).append(run)
+                result.measured[side].append(measured)
+        return result
+
+    def _run(
+        self, job: _Job, session: Session, files: list[str], suite: str, side: str, repetition: int
+    ) -> tuple[RunResult, coverage.Measured | None]:
+        """One run of ``files``; the first repetition of a side runs under coverage.py when
+        measuring (its JSON report read back), the others run plain: instrumentation costs
+        time, and a verdict that changes under it shows up as flaky."""
+        name = f"{suite}-{side}-{repetition}"
+        measure = bool(job.include()) and repetition == 0
+        runner, logs = job.runner, job.logs
+        report_name = f"{name}-{runner.report_name}" if runner.report_name else None
+        command = runner.command(
+            "python", files, session.scratch_path(report_name or f"{name}.unused")
+        )
+        json_name = f"{name}.coverage.json"
+        if measure:
+            rcfile = coverage.rcfile(job.include(), session.scratch_path(f"{name}.coverage"))
+            command = coverage.measured_command(
+                command,
+                session.scratch_path(f"{name}.coveragerc"),
+                rcfile,
+                session.scratch_path(json_name),
+            )
+        log_path = logs / f"{name}.log"
         completed = session.run(command, log_path, self.settings.timeout_s)
-        report = session.read_scratch(report_name)
-        if report is not None:
-            (logs / report_name).write_bytes(report)
-        parsed = self.runner.results(report, files)
+        if report_name is None:
+            report = log_path.read_bytes() if log_path.is_file() else None
+        else:
+            report = session.read_scratch(report_name)
+            if report is not None:
+                (logs / report_name).write_bytes(report)
+        parsed = runner.results(report, files)
         tests, errors = parsed if parsed is not None else ({}, [])
-        return RunResult(
+        run = RunResult(
             side=side,
-            repetition=0,
+            suite=suite,
+            repetition=repetition,
             command=tuple(command),
             exit_code=completed.exit_code,
             timed_out=completed.timed_out,
             duration_s=completed.duration_s,
-            report_found=parsed is not None,
+            report_found=runner.completed(report),
             tests=tests,
             collection_errors=tuple(errors),
             log_path=str(log_path),
         )
+        measured = None
+        if measure and not completed.timed_out:
+            report = session.read_scratch(json_name)
+            if report is not None:
+                (logs / json_name).write_bytes(report)
+            measured = coverage.read_report(report)
+        return run, measured
+
+    def _change_coverage(
+        self, job: _Job, golden: _Runs, existing: _Runs
+    ) -> coverage.ChangeCoverage | None | Outcome:
+        """ΔC of the golden tests (None when not measured) or the COVERAGE_UNMEASURABLE drop."""
+        if job.lines is None:
+            return None
+        if not job.include():
+            return Outcome.drop(
+                STAGE,
+                DropReason.COVERAGE_UNMEASURABLE,
+                error="the golden patch changes no Python line",
+                patch_files=", ".join(_patch_files(job.record.patch)),
+            )
+        missing = [
+            f"{suite}-{side}-{index}"
+            for suite, runs in (("golden", golden), ("existing", existing))
+            for side, measured in runs.measured.items()
+            for index, item in enumerate(measured)
+            if item is None
+        ]
+        if missing:
+            return Outcome.drop(
+                STAGE,
+                DropReason.COVERAGE_UNMEASURABLE,
+                error="coverage.py wrote no report for some runs",
+                runs=", ".join(missing),
+                log=str(job.logs / f"{missing[0]}.log"),
+            )
+        measured_golden = {side: list(items) for side, items in golden.measured.items()}
+        change = coverage.change_coverage(job.lines, measured_golden, existing.measured)
+        report = {
+            "golden_coverage": change.golden,
+            "existing_coverage": change.existing,
+            "patch_lines": {
+                "removed": {path: sorted(lines) for path, lines in job.lines.removed.items()},
+                "added": {path: sorted(lines) for path, lines in job.lines.added.items()},
+            },
+            "lines": coverage.attribution(change, measured_golden),
+        }
+        report_path = job.logs / "coverage.json"
+        atomic_write_text(report_path, json.dumps(report, indent=1, sort_keys=True) + "\n")
+        if change.golden is None:
+            return Outcome.drop(
+                STAGE,
+                DropReason.COVERAGE_UNMEASURABLE,
+                error="no line of the golden patch is executed by the existing or golden tests",
+                python_lines_removed=str(sum(map(len, job.lines.removed.values()))),
+                python_lines_added=str(sum(map(len, job.lines.added.values()))),
+                patch_files=", ".join(sorted({*job.lines.removed, *job.lines.added})),
+                report=str(report_path),
+            )
+        return change
 
     def _instance(
-        self, record: Candidate, graded: Grade, spec: EnvironmentSpec, mirror: Path
+        self,
+        record: Candidate,
+        graded: Grade,
+        existing: _Runs,
+        change: coverage.ChangeCoverage | None,
+        spec: EnvironmentSpec,
+        mirror: Path,
+        resolution: Resolution,
     ) -> Instance:
         files, lines = codebase_size(mirror, record.base_commit)
         edited_files, edited_lines = patch_size(record.test_patch)
+        existing_grade = grade(existing.before, existing.after) if existing.before else None
+        existing_tests = existing_grade.tests if existing_grade else frozenset()
+        metadata = {
+            "backend": self.backend.name,
+            **resolution.metadata(),
+            "environment": spec.key(),
+            "runs_per_side": str(self.settings.repetitions),
+            "coverage": "on" if change is not None else "off",
+            "toolkit_version": __version__,
+        }
+        if change is not None:
+            metadata["existing_coverage"] = str(change.existing)
         return Instance(
             instance_id=record.instance_id,
             repo=record.repo,
@@ -161,40 +370,96 @@ class ValidateStage(Stage):
             problem_statement=record.problem_statement,
             hints_text=record.hints_text,
             created_at=record.created_at,
-            version=record.version,
-            environment_setup_commit=record.environment_setup_commit or record.base_commit,
+            version=resolution.version,
+            environment_setup_commit=resolution.environment_commit,
             FAIL_TO_PASS=graded.fail_to_pass,
             PASS_TO_PASS=graded.pass_to_pass,
             pull_number=record.pull_number,
             issue_numbers=record.issue_numbers,
             issue_created_at=record.issue_created_at,
             merged_at=record.merged_at,
+            golden_coverage=None if change is None else change.golden,
             stats=InstanceStats(
                 codebase_files=files,
                 codebase_lines=lines,
                 golden_test_files_edited=edited_files,
                 golden_test_lines_edited=edited_lines,
-                golden_tests=Transitions(
-                    fail_to_pass=len(graded.fail_to_pass),
-                    fail_to_fail=len(graded.fail_to_fail),
-                    pass_to_pass=len(graded.pass_to_pass),
-                    pass_to_fail=len(graded.pass_to_fail),
+                existing_tests=(
+                    existing_grade.transitions()
+                    if existing_grade
+                    else Transitions(fail_to_pass=0, fail_to_fail=0, pass_to_pass=0, pass_to_fail=0)
                 ),
+                golden_tests=graded.transitions(),
+                golden_tests_added=len(graded.tests - existing_tests),
+                golden_tests_removed=len(existing_tests - graded.tests),
             ),
-            run_metadata={
-                "backend": self.backend.name,
-                "python": spec.python,
-                "environment": spec.key(),
-                "runner": self.runner.kind,
-                "runs_per_side": "1",
-                "toolkit_version": __version__,
-            },
+            run_metadata=metadata,
         )
+
+
+def _grade_drop(graded: Grade, golden: _Runs) -> Outcome | None:
+    """FLAKY, PASS_TO_FAIL or NO_FAIL_TO_PASS with evidence; None when the grade keeps it."""
+    last = golden.after[-1].log_path
+    if graded.flaky:
+        verdicts = {
+            test: {
+                side: sorted(v.value for v in side_verdicts(runs, test))
+                for side, runs in (("before", golden.before), ("after", golden.after))
+            }
+            for test in graded.flaky
+        }
+        return Outcome.drop(
+            STAGE,
+            DropReason.FLAKY,
+            tests=", ".join(graded.flaky),
+            verdicts=json.dumps(verdicts, sort_keys=True),
+            runs_per_side=str(len(golden.before)),
+            log=last,
+        )
+    if graded.pass_to_fail:
+        return Outcome.drop(
+            STAGE, DropReason.PASS_TO_FAIL, tests=", ".join(graded.pass_to_fail), log=last
+        )
+    if not graded.fail_to_pass:
+        return Outcome.drop(
+            STAGE, DropReason.NO_FAIL_TO_PASS, fail_to_fail=", ".join(graded.fail_to_fail), log=last
+        )
+    return None
+
+
+def _existing_test_files(test_patch: str) -> list[str]:
+    """Python test files the test patch modifies or deletes: they exist at the base commit."""
+    patch_set = unidiff.PatchSet(test_patch)
+    return sorted(
+        {
+            patched.source_file.removeprefix("a/")
+            for patched in patch_set
+            if not patched.is_added_file
+            and patched.source_file.endswith(".py")
+            and PurePosixPath(patched.source_file).name not in NOT_RUNNABLE
+        }
+    )
+
+
+def _patch_files(patch: str) -> list[str]:
+    return sorted(patched.path for patched in unidiff.PatchSet(patch))
+
+
+def _with_runs(outcome: Outcome, logs: Path) -> Outcome:
+    """A drop's evidence plus the file listing every run made before it (runs.jsonl)."""
+    verdict = outcome.verdict
+    evidence = {**verdict.evidence, "runs": str(logs / "runs.jsonl")}
+    return Outcome.drop(verdict.stage, verdict.reason, **evidence)
 
 
 def _timeout(run: RunResult) -> Outcome:
     return Outcome.drop(
-        STAGE, DropReason.TIMEOUT, side=run.side, seconds=str(run.duration_s), log=run.log_path
+        STAGE,
+        DropReason.TIMEOUT,
+        side=run.side,
+        suite=run.suite,
+        seconds=str(run.duration_s),
+        log=run.log_path,
     )
 
 

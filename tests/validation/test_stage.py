@@ -1,14 +1,26 @@
-"""The validation stage on real fixture repositories: the kept path and every drop reason."""
+"""The validation stage on real fixture repositories: the kept path and every drop reason.
+
+Every test that runs the stage is parametrized over :data:`BACKENDS` through the ``make_case``
+fixture; a backend joins by adding its name there. Repetitions and coverage are off here unless
+they are the subject (test_flaky.py and test_coverage.py exercise them).
+"""
 
 import itertools
+import json
+from pathlib import Path
 
 import pytest
 
 from builder.config import ValidationConfig
-from builder.records import DropReason
+from builder.records import DropReason, RunResult, read_jsonl
 from recipes.swe_bench import to_candidate
 from tests.conftest import GitRepo, swe_record
+from tests.validation import docker_support
+from validation.runners import make_runner
 from validation.stage import ValidateStage
+
+BACKENDS = ("local", "docker")
+"""The backends every drop reason is exercised on."""
 
 CODE = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return 2 * x\n"
 TESTS = "from pkg import add, double\n\n\ndef test_double():\n    assert double(2) == 4\n"
@@ -20,22 +32,55 @@ def work_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("work")
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    if request.param == "docker":  # start the engine and build the base image (once)
+        docker_support.engine()
+        docker_support.base_image()
+    return request.param
+
+
 @pytest.fixture
-def make_case(tmp_path, work_dir):
+def make_case(tmp_path, work_dir, backend, monkeypatch):
     """Build a repo with ``pkg`` + tests, a candidate from patches, and run the stage on it."""
 
-    def run(test_files, code_files, *, timeout_s=20.0, packages=("pytest",), base_files=None):
+    def run(
+        test_files,
+        code_files,
+        *,
+        timeout_s=20.0,
+        packages=("pytest",),
+        base_files=None,
+        repetitions=1,
+        coverage=False,
+        runner=None,
+        patch=None,
+    ):
         repo = GitRepo(tmp_path / f"repo{next(_names)}")
         base = repo.commit(base_files or {"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS})
         test_patch = repo.diff(test_files)
-        patch = repo.diff(code_files)
+        patch = patch if patch is not None else repo.diff(code_files)
         name = f"fixture/repo{next(_names)}"
         candidate = to_candidate(swe_record(name, 1, base, patch, test_patch))
-        settings = ValidationConfig(timeout_s=timeout_s, packages=list(packages))
+        settings = ValidationConfig(
+            backend=backend,
+            python=docker_support.PYTHON,
+            timeout_s=timeout_s,
+            packages=list(packages),
+            repetitions=repetitions,
+            coverage=coverage,
+        )
         stage = ValidateStage(settings, work_dir, {name: str(repo.path)})
+        if runner is not None:  # as an environment spec naming this runner kind would
+            monkeypatch.setattr("validation.stage.make_runner", lambda kind: make_runner(runner))
         return stage.process(candidate)
 
     return run
+
+
+def runs_of(outcome) -> list[RunResult]:
+    """Every run of a validation, from the runs.jsonl its verdict (kept or dropped) names."""
+    return list(read_jsonl(Path(outcome.verdict.evidence["runs"]), RunResult))
 
 
 ADD_TEST = TESTS + "\n\ndef test_add():\n    assert add(1, 2) == 3\n"
@@ -43,16 +88,38 @@ FIXED = CODE.replace("a - b", "a + b")
 
 
 def test_kept_with_fail_to_pass_and_pass_to_pass(make_case):
-    outcome = make_case({"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": FIXED})
+    """The test patch adds test_add and deletes test_old, which the base commit has."""
+    base = {
+        "pkg/__init__.py": CODE,
+        "tests/test_pkg.py": TESTS + "\n\ndef test_old():\n    assert add(0, 0) == 0\n",
+    }
+    outcome = make_case(
+        {"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": FIXED}, base_files=base
+    )
     assert outcome.verdict.kept, outcome.verdict
     instance = outcome.output
     assert instance.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
     assert instance.PASS_TO_PASS == ("tests/test_pkg.py::test_double",)
+    assert instance.golden_coverage is None  # coverage off
     assert instance.run_metadata["runner"] == "pytest"
+    assert instance.run_metadata["runs_per_side"] == "1"
     stats = instance.stats
-    assert (stats.codebase_files, stats.codebase_lines) == (2, 11)
+    assert (stats.codebase_files, stats.codebase_lines) == (2, 15)
     assert (stats.golden_test_files_edited, stats.golden_test_lines_edited) == (1, 4)
     assert stats.golden_tests.fail_to_pass == 1 and stats.golden_tests.pass_to_pass == 1
+    # the test file at the base commit (test_double, test_old) run before/after the fix: P→P
+    assert stats.existing_tests.pass_to_pass == 2
+    assert stats.existing_tests.fail_to_pass == 0 and stats.existing_tests.pass_to_fail == 0
+    assert (stats.golden_tests_added, stats.golden_tests_removed) == (1, 1)
+    runs = runs_of(outcome)
+    assert [(r.suite, r.side, r.repetition) for r in runs] == [
+        ("golden", "before", 0), ("golden", "after", 0),
+        ("existing", "before", 0), ("existing", "after", 0),
+    ]  # fmt: skip
+    for run in runs:  # per run: exit code, duration, evidence that the suite ran, its log
+        assert run.report_found and run.tests and run.duration_s > 0
+        assert run.log_path.endswith(f"{run.suite}-{run.side}-{run.repetition}.log")
+    assert [r.exit_code for r in runs] == [1, 0, 0, 0]
 
 
 def test_import_error_before_the_fix_counts_as_failing(make_case):
@@ -70,10 +137,47 @@ def test_import_error_before_the_fix_counts_as_failing(make_case):
     assert outcome.output.PASS_TO_PASS == ("tests/test_pkg.py::test_double",)
 
 
+SAME = "import unittest\n\n\nclass SameTests(unittest.TestCase):\n    def test_it(self):\n"
+
+
+@pytest.mark.parametrize("runner", ["pytest", "unittest"])
+def test_same_named_tests_in_two_files_stay_apart(make_case, runner):
+    base = {
+        "pkg/__init__.py": CODE,
+        "tests/__init__.py": "",
+        "tests/a/__init__.py": "",
+        "tests/b/__init__.py": "",
+        "tests/b/test_same.py": SAME + "        from pkg import double\n"
+        "        self.assertEqual(double(2), 4)\n",
+    }
+    fails_first = SAME + "        from pkg import add\n        self.assertEqual(add(1, 2), 3)\n"
+    outcome = make_case(
+        {"tests/a/test_same.py": fails_first, "tests/b/test_same.py": base["tests/b/test_same.py"]
+         + "\n    def test_more(self):\n        pass\n"},
+        {"pkg/__init__.py": FIXED},
+        base_files=base,
+        runner=runner,
+    )  # fmt: skip
+    assert outcome.verdict.kept, outcome.verdict
+    assert outcome.output.FAIL_TO_PASS == ("tests/a/test_same.py::SameTests::test_it",)
+    assert outcome.output.PASS_TO_PASS == (
+        "tests/b/test_same.py::SameTests::test_it",
+        "tests/b/test_same.py::SameTests::test_more",
+    )
+    assert all(("unittest" in run.command) == (runner == "unittest") for run in runs_of(outcome))
+
+
 def test_no_fail_to_pass(make_case):
-    outcome = make_case({"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": CODE + "# no fix\n"})
+    outcome = make_case(
+        {"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": CODE + "# no fix\n"}, repetitions=2
+    )
     assert outcome.verdict.reason is DropReason.NO_FAIL_TO_PASS
     assert "test_add" in outcome.verdict.evidence["fail_to_fail"]
+    runs = runs_of(outcome)  # a drop names its runs too
+    assert [(r.side, r.repetition) for r in runs] == [
+        ("before", 0), ("before", 1), ("after", 0), ("after", 1),
+    ]  # fmt: skip
+    assert all(json.loads(r.to_json())["suite"] == "golden" for r in runs)
 
 
 def test_pass_to_fail(make_case):
@@ -85,10 +189,15 @@ def test_pass_to_fail(make_case):
 
 def test_timeout_kills_the_run(make_case):
     hang = TESTS + "\n\ndef test_hang():\n    import time\n    time.sleep(600)\n"
-    outcome = make_case({"tests/test_pkg.py": hang}, {"pkg/__init__.py": FIXED}, timeout_s=2)
+    outcome = make_case(
+        {"tests/test_pkg.py": hang}, {"pkg/__init__.py": FIXED}, timeout_s=2, repetitions=3
+    )
     assert outcome.verdict.reason is DropReason.TIMEOUT
     assert outcome.verdict.evidence["side"] == "before"
+    assert outcome.verdict.evidence["suite"] == "golden"
     assert float(outcome.verdict.evidence["seconds"]) < 10
+    runs = runs_of(outcome)
+    assert len(runs) == 1 and runs[0].timed_out and runs[0].exit_code is None
 
 
 def test_no_test_files(make_case):
@@ -100,6 +209,7 @@ def test_no_test_files(make_case):
 def test_no_tests_collected(make_case):
     outcome = make_case({"tests/test_empty.py": "VALUE = 1\n"}, {"pkg/__init__.py": FIXED})
     assert outcome.verdict.reason is DropReason.NO_TESTS_COLLECTED
+    assert outcome.verdict.evidence["log"].endswith("golden-after-0.log")
 
 
 @pytest.mark.parametrize(
@@ -130,11 +240,12 @@ def test_patches_that_do_not_apply(tmp_path, make_case, monkeypatch, field, reas
     assert "does not apply" in outcome.verdict.evidence["error"]
 
 
-def test_unknown_commit_is_repo_unavailable(tmp_path, work_dir):
+def test_unknown_commit_is_repo_unavailable(tmp_path, work_dir, backend):
     repo = GitRepo(tmp_path / "r")
     repo.commit({"a.py": "x\n"})
     candidate = to_candidate(swe_record("fixture/nocommit", 1, "c" * 40, "p", "t"))
-    stage = ValidateStage(ValidationConfig(), work_dir, {"fixture/nocommit": str(repo.path)})
+    settings = ValidationConfig(backend=backend, repetitions=1, coverage=False)
+    stage = ValidateStage(settings, work_dir, {"fixture/nocommit": str(repo.path)})
     outcome = stage.process(candidate.model_copy(update={"test_patch": _test_patch(repo)}))
     assert outcome.verdict.reason is DropReason.REPO_UNAVAILABLE
     assert "not found" in outcome.verdict.evidence["error"]
@@ -144,14 +255,15 @@ def _test_patch(repo):
     return repo.diff({"tests/test_a.py": "def test_a():\n    pass\n"})
 
 
-def test_environment_failure_is_a_drop_with_its_log(make_case):
+def test_environment_failure_is_a_drop_with_its_log(make_case, tmp_path):
+    missing = (tmp_path / "no-such-project").as_uri()
     outcome = make_case(
         {"tests/test_pkg.py": ADD_TEST},
         {"pkg/__init__.py": FIXED},
-        packages=("this is not a requirement!!",),
+        packages=("pytest", f"nothing @ {missing}"),
     )
     assert outcome.verdict.reason is DropReason.ENVIRONMENT_FAILED
-    assert outcome.verdict.evidence["log"].endswith(".build.log")
+    assert outcome.verdict.evidence["log"]
 
 
 def test_worktree_left_locked_by_a_killed_run_is_recovered(tmp_path):
@@ -172,3 +284,15 @@ def test_worktree_left_locked_by_a_killed_run_is_recovered(tmp_path):
         assert (tree / "a.py").read_text() == "x\n"
     assert not path.exists()
     assert str(path) not in git("worktree", "list", cwd=mirror)
+
+
+def test_docker_settings_reach_the_validation_backend(tmp_path):
+    """[docker] settings from the config are what the stage's Docker backend uses."""
+    from builder.config import DockerConfig
+
+    settings = ValidationConfig(backend="docker")
+    docker = DockerConfig(memory="1g", pids_limit=64, base_images={"3.9": "mine:3.9"})
+    stage = ValidateStage(settings, tmp_path, {}, docker)
+    assert stage.backend.name == "docker"
+    assert stage.backend.settings.memory == "1g" and stage.backend.settings.pids_limit == 64
+    assert "mine:3.9" in stage.fingerprint()["backend"]["base_images"]
