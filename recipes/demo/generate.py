@@ -24,10 +24,12 @@ _DEFAULT_DATE = "2024-01-01T00:00:00+0000"
 
 @dataclass(frozen=True)
 class DemoPaths:
-    """Where :func:`generate_demo` put the demo repository and its candidate records."""
+    """Where :func:`generate_demo` put the demo repository, its records and its GitHub."""
 
     repo: Path
     records: Path
+    github_repo: Path
+    github_fixtures: Path
 
 
 @dataclass(frozen=True)
@@ -964,9 +966,14 @@ def _record(repo: Path, case: Case, shas: list[str]) -> dict[str, str]:
 
 
 def generate_demo(out_dir: Path) -> DemoPaths:
-    """(Re)create ``out_dir/repo`` and ``out_dir/records.jsonl``; identical on every run."""
+    """(Re)create ``out_dir/repo``, ``records.jsonl`` and ``github/``; identical on every run."""
     out_dir = Path(out_dir).resolve()
-    paths = DemoPaths(repo=out_dir / "repo", records=out_dir / "records.jsonl")
+    paths = DemoPaths(
+        repo=out_dir / "repo",
+        records=out_dir / "records.jsonl",
+        github_repo=out_dir / "github" / "calc.git",
+        github_fixtures=out_dir / "github" / "fixtures.json",
+    )
     if paths.repo.exists():
         shutil.rmtree(paths.repo)
     paths.records.unlink(missing_ok=True)
@@ -976,6 +983,9 @@ def generate_demo(out_dir: Path) -> DemoPaths:
         for case in sorted(CASES, key=lambda case: case.number)
     ]
     paths.records.write_bytes("".join(lines).encode("utf-8"))
+    from recipes.demo.github_demo import generate_github_demo
+
+    generate_github_demo(out_dir / "github", paths.repo, shas)
     return paths
 
 

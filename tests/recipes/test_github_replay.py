@@ -1,4 +1,4 @@
-"""Tests for tests/github_replay.py, driven by raw HTTP and by the real PyGithub client."""
+"""Tests for recipes/demo/github_replay.py, driven by raw HTTP and by the real PyGithub client."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 import requests
 from github import Auth, GithubException, GithubRetry
 
-from tests.github_replay import (
+from recipes.demo.github_replay import (
     CANONICAL_API_URL,
     FAULT_KINDS,
     Call,

@@ -618,6 +618,9 @@ class ReplayServer:
     :func:`make_fixtures`.  URLs under :data:`CANONICAL_API_URL` in fixture objects are
     served rewritten to :attr:`url`.
 
+    GraphQL: ``closingIssuesReferences`` of one pull request, or of several in one query
+    with aliases (``pr7: pullRequest(number: 7) {...}``).
+
     Faults: ``faults`` maps 1-based request ordinals to a kind from :data:`FAULT_KINDS`
     (e.g. ``{3: "rate_limit"}``); independently, each request gets a random fault with
     probability ``fault_rate`` drawn from ``random.Random(seed)`` (kinds from
@@ -698,6 +701,12 @@ class ReplayServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=10)
+
+    def set_fixtures(self, fixtures: Mapping[str, Any]) -> None:
+        """Serve other fixtures from now on (e.g. the same repository with newer PRs)."""
+        store = _index_fixtures(fixtures)
+        with self._lock:
+            self._store = store
 
     @property
     def requests(self) -> list[ServedRequest]:
@@ -974,10 +983,37 @@ class ReplayServer:
             return _Response(
                 200, _graphql_error("replay server only answers closingIssuesReferences")
             )
+        aliases = _ALIASED_PULL.findall(query)
+        if aliases:
+            owner, name, _ = _graphql_target(query, variables)
+            if owner is None or name is None:
+                return _Response(200, _graphql_error("could not find repository owner/name"))
+            return _Response(200, self._aliased_answer(owner, name, aliases))
         owner, name, number = _graphql_target(query, variables)
         if owner is None or name is None or number is None:
             return _Response(200, _graphql_error("could not find repository owner/name/number"))
         return _Response(200, self._closing_issues_answer(owner, name, number))
+
+    def _aliased_answer(
+        self, owner: str, name: str, aliases: list[tuple[str, str]]
+    ) -> dict[str, Any]:
+        """Answer ``alias: pullRequest(number: N) {...}`` fields, several PRs in one query."""
+        pulls: dict[str, Any] = {}
+        errors: list[dict[str, Any]] = []
+        for alias, number in aliases:
+            answer = self._closing_issues_answer(owner, name, int(number))
+            if "errors" in answer:
+                if answer["data"]["repository"] is None:
+                    return answer
+                pulls[alias] = None
+                error = dict(answer["errors"][0], path=["repository", alias])
+                errors.append(error)
+            else:
+                pulls[alias] = answer["data"]["repository"]["pullRequest"]
+        result: dict[str, Any] = {"data": {"repository": pulls}}
+        if errors:
+            result["errors"] = errors
+        return result
 
     def _closing_issues_answer(self, owner: str, name: str, number: int) -> dict[str, Any]:
         repo = self._store.get(f"{owner}/{name}".lower())
@@ -1067,6 +1103,10 @@ def _graphql_error(message: str, path: list[str] | None = None) -> dict[str, Any
     if path is not None:
         error.update(type="NOT_FOUND", path=path)
     return {"errors": [error]}
+
+
+_ALIASED_PULL = re.compile(r"(\w+)\s*:\s*pullRequest\s*\(\s*number\s*:\s*(\d+)\s*\)")
+"""``alias: pullRequest(number: N)``: a query asking about several pull requests at once."""
 
 
 def _graphql_target(query: str, variables: Mapping[str, Any]) -> tuple[Any, Any, Any]:

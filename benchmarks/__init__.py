@@ -1,0 +1,1 @@
+"""Benchmarks: scripts run with `.venv/bin/python -m benchmarks.<name>`, not tests."""

@@ -1,0 +1,1 @@
+"""Collect benchmark candidates from GitHub pull requests with PyGithub."""
