@@ -4,10 +4,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.swt-installed
 CONFIG ?=
+RECIPE ?=
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help build-dataset test lint clean
+.PHONY: help build-dataset publish test lint clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-15s %s\n", $$1, $$2}'
@@ -26,13 +27,22 @@ $(STAMP): pyproject.toml
 	fi
 	@touch $@
 
-build-dataset: $(STAMP) ## build a dataset: the offline demo, or CONFIG=swt-builder.toml
-ifeq ($(CONFIG),)
-	$(BIN)/swt-builder demo build/demo
-	$(BIN)/swt-builder build --config build/demo/swt-builder.toml --output-dir dist --work-dir .swt-work
-else
+build-dataset: $(STAMP) ## build a dataset: the demo (via a loopback GitHub), RECIPE=recipes/repos/X.toml (real GitHub, GITHUB_TOKEN), or CONFIG=swt-builder.toml
+ifneq ($(CONFIG),)
 	$(BIN)/swt-builder build --config $(CONFIG)
+else ifneq ($(RECIPE),)
+	@[ -n "$$GITHUB_TOKEN$$GITHUB_TOKENS" ] || echo "warning: no GITHUB_TOKEN: anonymous GitHub API (60 calls/hour, no GraphQL)"
+	$(BIN)/swt-builder build --set source.kind=github --set 'source.recipes=[$(foreach r,$(RECIPE),"$(r)",)]' --output-dir dist --work-dir .swt-work
+else
+	$(BIN)/swt-builder demo build/demo
+	$(BIN)/python -m recipes.demo.serve build/demo/github/fixtures.json -- \
+	  $(BIN)/swt-builder build --config build/demo/swt-builder.toml --output-dir dist --work-dir .swt-work \
+	  --set 'source.base_url={base_url}'
 endif
+
+# build-dataset also publishes when HF_REPO_ID and HF_TOKEN are set (swt-builder build does it).
+publish: $(STAMP) ## upload the built dataset to the Hub and tag it (HF_REPO_ID, HF_TOKEN; DRY_RUN=1 previews)
+	$(BIN)/swt-builder publish $(if $(CONFIG),--config $(CONFIG),--config build/demo/swt-builder.toml --output-dir dist) $(if $(DRY_RUN),--dry-run)
 
 test: $(STAMP) ## run the whole test suite (fails when no test ran)
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \

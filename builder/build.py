@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 from tqdm import tqdm
 
-from builder.card import funnel_lines, render_card
+from builder.card import funnel_lines
 from builder.config import Config, ConfigError
 from builder.executor import Executor
-from builder.export import write_split
 from builder.pipeline import RejectedLog, StageStats, run_stage
+from builder.publish import publish_release, publish_target
 from builder.records import write_jsonl
-from builder.store import ResultStore, atomic_write_text
+from builder.release import write_config_json, write_release
+from builder.store import ResultStore
 from recipes.swe_bench import STAGE as SOURCE_STAGE
 from recipes.swe_bench import swe_bench_candidates
 from validation.stage import ValidateStage
+
+
+def _collect_github(config, store, rejected, progress, echo):
+    """The collect stage (recipes/github): its stats and the candidates it kept."""
+    from recipes.github.collect import collect_for_config
+    from recipes.recipe import RecipeError
+
+    with tqdm(desc="collect", unit="PR", disable=not progress) as bar:
+        try:
+            run = collect_for_config(config, store, rejected, echo=echo, progress=bar)
+        except RecipeError as error:
+            raise ConfigError(str(error)) from error
+    return run.stats, run.candidates
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,22 +45,25 @@ def build(
     config: Config, progress: bool = True, echo: Callable[[str], None] = print
 ) -> BuildResult:
     """Run source → validate → export; finished per-record work is reused from the store."""
-    if not config.source.path:
+    if config.source.kind == "swe-bench" and not config.source.path:
         raise ConfigError("no source: set source.path (a SWE-bench-format JSONL/parquet/dataset)")
     store = ResultStore(config.work_dir / "store")
     rejected = RejectedLog()
 
-    source_stats = StageStats(SOURCE_STAGE)
-    candidates = []
-    for raw, outcome in swe_bench_candidates(config.source.path, config.source.split):
-        source_stats.count(outcome, cached=False)
-        if outcome.verdict.kept:
-            candidates.append(outcome.output)
-        else:
-            rejected.add(raw, outcome.verdict)
-    echo(f"source: {len(candidates)} candidates from {config.source.path}")
+    if config.source.kind == "github":  # collect from GitHub PRs by the recipes
+        source_stats, candidates = _collect_github(config, store, rejected, progress, echo)
+    else:
+        source_stats = StageStats(SOURCE_STAGE)
+        candidates = []
+        for raw, outcome in swe_bench_candidates(config.source.path, config.source.split):
+            source_stats.count(outcome, cached=False)
+            if outcome.verdict.kept:
+                candidates.append(outcome.output)
+            else:
+                rejected.add(raw, outcome.verdict)
+        echo(f"source: {len(candidates)} candidates from {config.source.path}")
 
-    stage = ValidateStage(config.validation, config.work_dir, config.repos)
+    stage = ValidateStage(config.validation, config.work_dir, config.repos, config.docker)
     validate_stats = StageStats(stage.name)
     executor = Executor(config.executor, config.effective_jobs, config.executor_scheduler)
     with tqdm(
@@ -69,17 +85,17 @@ def build(
 
     funnel = [source_stats, validate_stats]
     out = config.dataset_dir
-    write_split(instances, out, "full")
     write_jsonl(out / "instances.jsonl", sorted(instances, key=lambda i: i.instance_id))
     rejected.write(out / "rejected", [stats.stage for stats in funnel])
-    stats = {"instances": len(instances), "funnel": [s.to_dict() for s in funnel]}
-    atomic_write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
-    atomic_write_text(
-        out / "config.json", json.dumps(config.resolved(), indent=2, sort_keys=True) + "\n"
-    )
-    atomic_write_text(out / "README.md", render_card(config.name, funnel, len(instances), "other"))
+    write_config_json(config, out)
+    release = write_release(config, instances, funnel, echo=echo)  # splits, card, manifest
     echo("drop funnel:")
     for line in funnel_lines(funnel):
         echo("  " + line)
     echo(f"dataset: {len(instances)} instances written to {out}")
+    for split, rows in release.split_rows.items():
+        echo(f"  {split}: {rows}")
+    target = publish_target(config)
+    if target is not None:
+        echo(publish_release(out, target).summary())
     return BuildResult(out, len(instances), funnel)

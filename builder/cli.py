@@ -1,4 +1,4 @@
-"""The ``swt-builder`` command line: build, demo and config subcommands."""
+"""The ``swt-builder`` command line: build, demo, config, diff, publish, images subcommands."""
 
 from __future__ import annotations
 
@@ -11,20 +11,25 @@ from builder import __version__
 from builder.config import ConfigError, load_config
 
 DEMO_CONFIG = """\
-# The bundled offline demo: a generated repository and SWE-bench-format candidate records.
+# The bundled offline demo: a generated repository, its pull requests and issues as GitHub
+# would serve them (github/fixtures.json), and the same cases as SWE-bench-format records.
+# `make build-dataset` serves the fixtures on loopback and passes source.base_url; for the
+# SWE-bench path use --set source.kind=swe-bench.
 name = "swt-demo"
 output_dir = "dist"
 work_dir = "work"
 
 [source]
-kind = "swe-bench"
+kind = "github"
+recipes = ["{recipe}"]
+base_url = "http://127.0.0.1:9"  # replaced by the loopback replay server's URL
 path = "records.jsonl"
 
 [repos]
-"{repo}" = "repo"
+"{repo}" = "github/calc.git"
 
 [validation]
-timeout_s = 8.0
+timeout_s = 20.0
 """
 
 
@@ -53,6 +58,26 @@ def _parser() -> argparse.ArgumentParser:
     with_config(show)
     demo = commands.add_parser("demo", help="write the offline demo repo, records and config")
     demo.add_argument("directory", type=Path, help="where to write the demo (recreated)")
+    diff = commands.add_parser("diff", help="instance ids added/removed per split: OLD → NEW")
+    diff.add_argument("old", type=Path, help="the older release's dataset dir")
+    diff.add_argument("new", type=Path, help="the newer release's dataset dir")
+    publish = commands.add_parser("publish", help="upload a release to the Hub and tag it")
+    with_config(publish)
+    publish.add_argument("--dataset-dir", type=Path, help="release dir (default: the config's)")
+    publish.add_argument("--repo-id", help="owner/name (default: HF_REPO_ID, publish.repo_id)")
+    publish.add_argument("--dry-run", action="store_true", help="print what would change")
+    collect = commands.add_parser("collect", help="collect candidates from GitHub by recipes")
+    with_config(collect)
+    collect.add_argument(
+        "--recipe", dest="recipes", action="append", default=[], metavar="FILE",
+        help="recipe TOML (repeatable; default: the config's source.recipes)",
+    )  # fmt: skip
+    collect.add_argument("--base-url", help="GitHub API URL (default https://api.github.com)")
+    collect.add_argument("--output", type=Path, default=Path("candidates.jsonl"))
+    collect.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from validation.images_cli import add_images_parser
+
+    add_images_parser(commands, with_config)
     return parser
 
 
@@ -62,6 +87,7 @@ def _overrides(args: argparse.Namespace) -> list[str]:
         "output_dir": args.output_dir,
         "work_dir": args.work_dir,
         "jobs": args.jobs,
+        "source.base_url": getattr(args, "base_url", None),
     }
     extra = [f"{key}={json.dumps(value)}" for key, value in named.items() if value is not None]
     return [*args.overrides, *extra]
@@ -69,10 +95,11 @@ def _overrides(args: argparse.Namespace) -> list[str]:
 
 def _demo(directory: Path) -> int:
     from recipes.demo.generate import DEMO_REPO, generate_demo
+    from recipes.demo.github_demo import RECIPE
 
     paths = generate_demo(directory)
     config = directory / "swt-builder.toml"
-    config.write_text(DEMO_CONFIG.format(repo=DEMO_REPO), encoding="utf-8")
+    config.write_text(DEMO_CONFIG.format(repo=DEMO_REPO, recipe=RECIPE), encoding="utf-8")
     print(
         f"demo repository: {paths.repo}\n"
         f"demo records:    {paths.records}\n"
@@ -81,15 +108,47 @@ def _demo(directory: Path) -> int:
     return 0
 
 
+def _publish(config, args: argparse.Namespace) -> int:
+    from builder.publish import PublishError, publish_release, resolve_target
+
+    try:
+        target = resolve_target(config, args.repo_id)
+        outcome = publish_release(args.dataset_dir or config.dataset_dir, target, args.dry_run)
+    except PublishError as error:
+        print(f"swt-builder publish: {error}", file=sys.stderr)
+        return 2
+    print(outcome.summary())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "demo":
         return _demo(args.directory)
+    if args.command == "diff":
+        from builder.versions import diff_command
+
+        try:
+            print(diff_command(args.old, args.new), end="")
+        except ConfigError as error:
+            print(f"swt-builder diff: {error}", file=sys.stderr)
+            return 2
+        return 0
     try:
         config = load_config(args.config, _overrides(args))
         if args.command == "config":
             print(json.dumps(config.resolved(), indent=2, sort_keys=True))
             return 0
+        if args.command == "publish":
+            return _publish(config, args)
+        if args.command == "collect":
+            from recipes.github.collect import collect_command
+
+            return collect_command(config, args.recipes, args.output, progress=not args.no_progress)
+        if args.command == "images":
+            from validation.images_cli import run_images
+
+            return run_images(args, config)
         from builder.build import build
 
         build(config, progress=not args.no_progress)

@@ -1,8 +1,11 @@
-"""End to end on the bundled demo: funnel, load_dataset, determinism, resume after SIGKILL."""
+"""End to end on the bundled demo (collected from its loopback GitHub): funnel, load_dataset,
+determinism, resume after SIGKILL; and the same demo through the SWE-bench-format source."""
 
 import collections
+import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,23 +17,52 @@ import pytest
 
 from builder.cli import main
 from recipes.demo.generate import EXPECTED
+from recipes.demo.github_demo import GITHUB_EXPECTED
+from recipes.demo.github_replay import ReplayServer
+from recipes.demo.serve import LOOPBACK_TOKEN
 
-OUTPUTS = ("data/full/test-00000-of-00001.parquet", "README.md", "stats.json", "instances.jsonl")
-FAST = ["--set", "validation.timeout_s=4", "--no-progress"]
+OUTPUTS = (
+    "data/full/test-00000-of-00001.parquet",
+    "data/lite/test-00000-of-00001.parquet",
+    "README.md",
+    "stats.json",
+    "instances.jsonl",
+    "config.json",
+    "manifest.json",
+    "CHANGELOG.md",
+    "figures/repos.png",
+    "figures/issue_words.png",
+    "figures/funnel.png",
+)
+FAST = ["--set", "validation.timeout_s=20", "--no-progress"]
 
 
 def _build(demo: Path, out: Path, work: Path, *extra: str, capsys=None) -> str:
     argv = ["build", "--config", str(demo / "swt-builder.toml")]
     argv += ["--output-dir", str(out), "--work-dir", str(work), *FAST, *extra]
+    argv += ["--set", f"source.base_url={demo.github_url}"]
     assert main(argv) == 0
     return capsys.readouterr().out if capsys else ""
 
 
+class _Demo(type(Path())):
+    """The demo directory, carrying the URL of its GitHub served on loopback."""
+
+    github_url: str
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("demo")
+    directory = _Demo(tmp_path_factory.mktemp("demo"))
     assert main(["demo", str(directory)]) == 0
-    return directory
+    with (
+        ReplayServer.from_json(directory / "github" / "fixtures.json") as server,
+        pytest.MonkeyPatch.context() as env,
+    ):
+        env.setenv("GITHUB_TOKEN", LOOPBACK_TOKEN)  # as `make build-dataset` does
+        env.delenv("GITHUB_TOKENS", raising=False)
+        directory.github_url = server.url
+        yield directory
 
 
 @pytest.fixture(scope="module")
@@ -41,24 +73,41 @@ def built(demo, tmp_path_factory):
     return root / "dist" / "swt-demo", root / "work"
 
 
-def test_funnel_puts_every_demo_case_where_it_belongs(built):
-    dataset_dir, _ = built
+def _assert_funnel(dataset_dir: Path, expected_outcomes: dict[str, str], stages: tuple) -> None:
     stats = json.loads((dataset_dir / "stats.json").read_text())
-    expected = collections.Counter(v.lower() for v in EXPECTED.values() if v != "kept")
+    assert [stage["stage"] for stage in stats["funnel"]][:2] == list(stages)
+    expected = collections.Counter(v.lower() for v in expected_outcomes.values() if v != "kept")
     observed = collections.Counter()
     for stage in stats["funnel"]:
         observed.update(stage["dropped"])
     assert observed == expected
-    kept = sorted(k for k, v in EXPECTED.items() if v == "kept")
+    kept = sorted(k for k, v in expected_outcomes.items() if v == "kept")
     assert stats["instances"] == len(kept)
-    for stage in ("source", "validate"):
+    rejected = 0
+    for stage in stages:
         for line in (dataset_dir / "rejected" / f"{stage}.jsonl").read_text().splitlines():
             row = json.loads(line)
             instance_id = row["record"]["instance_id"]
-            assert EXPECTED[instance_id].lower() == row["reason"], instance_id
+            assert expected_outcomes[instance_id].lower() == row["reason"], instance_id
             assert row["evidence"], f"{instance_id} dropped without evidence"
+            rejected += 1
+    assert rejected == sum(expected.values())
     card = (dataset_dir / "README.md").read_text()
     assert card.startswith("---\n") and "| validate | 8 | 2 |" in card
+
+
+def test_funnel_puts_every_demo_case_where_it_belongs(built):
+    dataset_dir, _ = built
+    _assert_funnel(dataset_dir, GITHUB_EXPECTED, ("collect", "validate"))
+    card = (dataset_dir / "README.md").read_text()
+    assert "| collect | 13 | 8 |" in card
+
+
+def test_the_swe_bench_source_builds_the_same_demo(demo, built, tmp_path, capsys):
+    _, work = built  # environments are reused; the candidates differ, so validation reruns
+    printed = _build(demo, tmp_path / "dist", work, "--set", "source.kind=swe-bench", capsys=capsys)
+    assert "source: 8 candidates" in printed
+    _assert_funnel(tmp_path / "dist" / "swt-demo", EXPECTED, ("source", "validate"))
 
 
 def test_load_dataset_reads_the_output(demo, built):
@@ -98,7 +147,7 @@ def test_rebuild_reuses_and_settings_recompute_only_what_they_affect(demo, tmp_p
     assert len(entries) == 8
     again = _build(demo, out, work, "--set", "name=renamed", capsys=capsys)
     assert "validate: 8 of 8 reused from the store" in again
-    changed = _build(demo, out, work, "--set", "validation.timeout_s=5", capsys=capsys)
+    changed = _build(demo, out, work, "--set", "validation.timeout_s=21", capsys=capsys)
     assert "reused" not in changed
     assert len(list((work / "store" / "validate").glob("*/*.json"))) == 16
 
@@ -108,7 +157,7 @@ def test_tokens_never_reach_outputs_or_test_runs(demo, tmp_path, monkeypatch, ca
     monkeypatch.setenv("HF_TOKEN", "hf_secretvalue_for_test_0002")
     out, work = tmp_path / "dist", tmp_path / "work"
     printed = _build(demo, out, work, capsys=capsys)
-    for root in (out, work / "logs", work / "store"):
+    for root in (out, work / "logs", work / "store", work / "github-state"):
         for path in root.rglob("*"):
             if path.is_file():
                 text = path.read_bytes()
@@ -128,6 +177,7 @@ def test_sigkill_midway_then_resume(demo, built, tmp_path):
         str(demo / "swt-builder.toml"),
     ]
     command += ["--output-dir", str(out), "--work-dir", str(work), "--jobs", "1", *FAST]
+    command += ["--set", f"source.base_url={demo.github_url}"]
     process = subprocess.Popen(command, start_new_session=True, cwd=Path(__file__).parents[2])
     store = work / "store" / "validate"
     deadline = time.monotonic() + 120
@@ -150,3 +200,97 @@ def test_sigkill_midway_then_resume(demo, built, tmp_path):
     dataset_dir, _ = built
     for name in OUTPUTS:
         assert (out / "swt-demo" / name).read_bytes() == (dataset_dir / name).read_bytes(), name
+
+
+def _release_files(directory: Path) -> dict[str, bytes]:
+    """Every file of a release dir but the local diagnostics under rejected/ (log paths)."""
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and not p.relative_to(directory).as_posix().startswith("rejected/")
+    }
+
+
+def test_release_matches_its_manifest_and_every_config_loads(built):
+    dataset_dir, _ = built
+    manifest = json.loads((dataset_dir / "manifest.json").read_text())
+    files = _release_files(dataset_dir)
+    assert set(manifest["files"]) == set(files) - {"manifest.json"}
+    for path, entry in manifest["files"].items():
+        assert entry["sha256"] == hashlib.sha256(files[path]).hexdigest(), path
+    kept = sorted(k for k, v in GITHUB_EXPECTED.items() if v == "kept")
+    assert manifest["counts"]["instances"] == len(kept)
+    features = None
+    for split in manifest["splits"]:
+        if not split["rows"]:
+            assert split["path"] is None
+            continue
+        rows = datasets.load_dataset(str(dataset_dir), split["config"], split=split["split"])
+        assert sorted(rows["instance_id"]) == split["instance_ids"]
+        assert features is None or rows.features == features  # one schema for every split
+        features = rows.features
+
+
+def test_noop_rebuild_rewrites_nothing(demo, built, tmp_path, capsys):
+    _, work = built  # the validation results are reused from the shared store
+    out = tmp_path / "dist"
+    _build(demo, out, work, capsys=capsys)
+    stamps = {p: p.stat().st_mtime_ns for p in (out / "swt-demo").rglob("*.p*")}
+    again = _build(demo, out, work, capsys=capsys)
+    assert "release 0.1.0: up to date, nothing rewritten" in again
+    assert {p: p.stat().st_mtime_ns for p in (out / "swt-demo").rglob("*.p*")} == stamps
+
+
+def test_swebench_package_loads_the_release(built, tmp_path):
+    """swebench's own dataset loader, installed from PyPI into a throwaway venv, reads the test
+    split and finds every field of its SWEbenchInstance (swebench is too heavy to be ours)."""
+    dataset_dir, _ = built
+    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+    venv = tmp_path / "swebench-venv"
+    python = str(Path(sys.base_prefix) / "bin" / "python3")
+    subprocess.run([uv, "venv", "-q", "--python", python, str(venv)], check=True)
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "swebench==5.0.2"],
+        check=True,
+    )
+    script = (
+        "import json, sys\n"
+        "from swebench.harness.utils import load_swebench_dataset\n"
+        "from swebench.types import SWEbenchInstance\n"
+        "rows = load_swebench_dataset(sys.argv[1], 'test')\n"
+        "keys = set(SWEbenchInstance.__annotations__)\n"
+        "print(json.dumps({r['instance_id']: [sorted(keys - set(r)), json.loads(r['FAIL_TO_PASS'])]"
+        " for r in rows}))\n"
+    )
+    result = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", script, str(dataset_dir)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "cache")},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    assert sorted(loaded) == sorted(k for k, v in GITHUB_EXPECTED.items() if v == "kept")
+    for instance_id, (missing, fail_to_pass) in loaded.items():
+        assert missing == [] and fail_to_pass, instance_id
+
+
+def test_build_publishes_when_hf_repo_id_and_token_are_set(
+    demo, built, tmp_path, monkeypatch, capsys
+):
+    import huggingface_hub.constants
+
+    from tests.builder.hub_server import FakeHub
+
+    _, work = built
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_XET", True)  # LFS path
+    with FakeHub("hf_build_token_0003") as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_TOKEN", "hf_build_token_0003")
+        monkeypatch.setenv("HF_REPO_ID", "swt/demo")
+        printed = _build(demo, tmp_path / "dist", work, capsys=capsys)
+        assert "published swt/demo v0.1.0 at commit" in printed
+        assert "hf_build_token_0003" not in printed
+        published = hub.files("swt/demo", "v0.1.0")
+    del published[".gitattributes"]
+    assert published == _release_files(tmp_path / "dist" / "swt-demo")
