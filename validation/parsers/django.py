@@ -6,8 +6,10 @@ Its per-test lines are unittest's verbose ones; labels are module paths relative
 
 from __future__ import annotations
 
-from validation.parsers import ParsedLog, dotted, file_for_module
-from validation.parsers.unittest import _import_error_files, parse_unittest_style
+from validation.parsers import dotted
+from validation.parsers.unittest import parse
+
+__all__ = ["TESTS_ROOT", "label", "parse", "swe_bench_id"]
 
 TESTS_ROOT = "tests/"
 
@@ -17,11 +19,8 @@ def label(path: str) -> str:
     return dotted(path[len(TESTS_ROOT) :] if path.startswith(TESTS_ROOT) else path)
 
 
-def parse(log: str, files: list[str]) -> ParsedLog:
-    tests, failed, completed = parse_unittest_style(
-        log, lambda module: file_for_module(module, files)
-    )
-    return ParsedLog(tests, _import_error_files(failed, files), completed)
+# ``parse`` is unittest's: Django prints unittest's verbose lines, and labels relative to tests/
+# map back to files by the same module-suffix match.
 
 
 def swe_bench_id(test_id: str) -> str:
