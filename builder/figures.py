@@ -35,6 +35,11 @@ _STYLE = {
     "path.simplify": True,
 }
 _KEPT, _DROPPED = "#3b7dd8", "#d8823b"
+_REASON_COLOURS = [
+    *(matplotlib.colormaps["tab20"](i) for i in range(2, 20)),  # 0-1 are the blues of "kept"
+    *(matplotlib.colormaps["tab20b"](i) for i in range(20)),
+]
+"""One distinct colour per drop reason (38: more than DropReason has members)."""
 _MAX_REPOS = 25
 
 
@@ -118,10 +123,9 @@ def funnel_figure(funnel: Sequence[StageStats]) -> bytes:
         kept = [stats.kept for stats in ordered]
         axes.barh(stages, kept, color=_KEPT, label="kept")
         left = list(kept)
-        palette = matplotlib.colormaps["tab10"]
         for index, reason in enumerate(reasons):
             values = [stats.dropped.get(reason, 0) for stats in ordered]
-            color = palette(1 + index % 9)  # palette(0) is the blue of "kept"
+            color = _REASON_COLOURS[index % len(_REASON_COLOURS)]
             axes.barh(stages, values, left=left, color=color, label=reason)
             left = [a + b for a, b in zip(left, values, strict=True)]
         for position, stats in enumerate(ordered):
