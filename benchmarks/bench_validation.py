@@ -79,7 +79,9 @@ def _validate(work: Path, repo: Path, candidate, coverage: bool, repetitions: in
     from builder.records import RunResult, read_jsonl
     from validation.stage import ValidateStage
 
-    settings = ValidationConfig(repetitions=repetitions, coverage=coverage, timeout_s=600)
+    settings = ValidationConfig(
+        backend="local", repetitions=repetitions, coverage=coverage, timeout_s=600
+    )
     stage = ValidateStage(settings, work, {candidate.repo: str(repo)})
     started = time.perf_counter()
     outcome = stage.process(candidate)

@@ -9,7 +9,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from builder.card import funnel_lines
-from builder.config import Config, ConfigError
+from builder.config import Config, ConfigError, ValidationConfig
 from builder.executor import Executor
 from builder.pipeline import RejectedLog, StageStats, run_stage
 from builder.publish import publish_release, publish_target
@@ -32,6 +32,17 @@ def _collect_github(config, store, rejected, progress, echo):
         except RecipeError as error:
             raise ConfigError(str(error)) from error
     return run.stats, run.candidates
+
+
+def _validation_settings(config: Config) -> ValidationConfig:
+    """``[validation]`` plus the environment spec files the recipes name (they win)."""
+    if config.source.kind != "github":
+        return config.validation
+    from recipes.recipe import load_recipe
+
+    named = [recipe.environment for recipe in map(load_recipe, config.source.recipes)]
+    files = [*config.validation.spec_files, *(path for path in named if path)]
+    return config.validation.model_copy(update={"spec_files": files})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +74,10 @@ def build(
                 rejected.add(raw, outcome.verdict)
         echo(f"source: {len(candidates)} candidates from {config.source.path}")
 
-    stage = ValidateStage(config.validation, config.work_dir, config.repos, config.docker)
+    settings = _validation_settings(config)
+    stage = ValidateStage(settings, config.work_dir, config.repos, config.docker)
+    chosen = " (auto)" if config.validation.backend == "auto" else ""
+    echo(f"validate: {stage.backend.name} backend{chosen}")
     validate_stats = StageStats(stage.name)
     executor = Executor(config.executor, config.effective_jobs, config.executor_scheduler)
     with tqdm(

@@ -49,7 +49,7 @@ class LimitsConfig(_Section):
 
 class ValidationConfig(_Section):
     backend: Literal["local", "docker", "auto"] = Field(
-        default="local", description="auto: docker when a daemon answers, else local"
+        default="auto", description="auto: docker when a daemon answers, else local"
     )
     timeout_s: float = Field(default=900.0, gt=0, description="per test run; the run is killed")
     python: str = Field(
@@ -68,6 +68,10 @@ class ValidationConfig(_Section):
         default_factory=list,
         description="environment spec dirs, searched after the bundled recipes/environments",
     )
+    spec_files: list[str] = Field(
+        default_factory=list,
+        description="environment spec files; win over spec_dirs (a recipe's environment adds one)",
+    )
     bundled_specs: bool = Field(default=True, description="use recipes/environments/*.toml")
     dated: bool = Field(
         default=True, description="resolve what is not pinned as of the environment commit's date"
@@ -80,7 +84,6 @@ class ValidationConfig(_Section):
     )
     env_dir: str = Field(default="", description="local environments; empty: work_dir/envs")
     limits: LimitsConfig = Field(default_factory=lambda: LimitsConfig())
-
 
 
 _LITE_PROBLEM_PATTERNS = {
@@ -143,6 +146,7 @@ class PublishConfig(_Section):
     repo_id: str = Field(default="", pattern=r"^([\w.-]+/[\w.-]+)?$")
     private: bool = False
     endpoint: str = ""
+
 
 class DockerConfig(_Section):
     """The Docker backend: base images, build-time registry access, run limits, disk budget."""
@@ -251,6 +255,8 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
     validation = data.get("validation", {})
     if validation.get("spec_dirs"):
         validation["spec_dirs"] = [str((base / d).resolve()) for d in validation["spec_dirs"]]
+    if validation.get("spec_files"):
+        validation["spec_files"] = [str((base / f).resolve()) for f in validation["spec_files"]]
     if validation.get("env_dir"):
         validation["env_dir"] = str((base / validation["env_dir"]).resolve())
     for section, key in (("rolling", "cutoffs"), ("release", "previous")):

@@ -69,7 +69,11 @@ class Recipe(_Section):
     )
     max_prs: int | None = Field(default=None, ge=1, description="newest N merged PRs at most")
     version: str = Field(default="", description="the Candidate version column")
-    environment: str = Field(default="", description="environment spec reference (name or path)")
+    environment: str = Field(
+        default="",
+        description="environment spec file for this repo (path relative to the recipe); "
+        '"": the spec found for the repo in the spec dirs, else an inferred one',
+    )
     paths: PathsSection = Field(default_factory=PathsSection)
     limits: LimitsSection = Field(default_factory=LimitsSection)
     linking: LinkingSection = Field(default_factory=LinkingSection)
@@ -134,6 +138,27 @@ def load_recipe(path: Path | str) -> Recipe:
     except tomllib.TOMLDecodeError as error:
         raise RecipeError(f"{path}: not valid TOML: {error}") from error
     try:
-        return Recipe.model_validate(data)
+        recipe = Recipe.model_validate(data)
     except ValidationError as error:
         raise RecipeError(f"{path}: invalid recipe:\n{error}") from error
+    if not recipe.environment:
+        return recipe
+    return recipe.model_copy(update={"environment": str(_environment_spec(recipe, path))})
+
+
+def _environment_spec(recipe: Recipe, path: Path) -> Path:
+    """The recipe's environment spec file, resolved and checked to be a spec of its repo."""
+    from validation.specs import SpecError, load_spec
+
+    spec_path = (path.parent / recipe.environment).resolve()
+    if not spec_path.is_file():
+        raise RecipeError(f"{path}: environment spec {recipe.environment} ({spec_path}) not found")
+    try:
+        spec = load_spec(spec_path)
+    except SpecError as error:
+        raise RecipeError(f"{path}: environment: {error}") from error
+    if spec.repo != recipe.repo:
+        raise RecipeError(
+            f"{path}: environment spec {spec_path.name} is for {spec.repo}, not {recipe.repo}"
+        )
+    return spec_path

@@ -38,6 +38,10 @@ class EnvironmentBuildError(RuntimeError):
         self.log_path = log_path
 
 
+_NOT_BUILT = ("label", "runner", "test_command")
+"""EnvironmentSpec fields that do not define what is built (left out of its key)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class EnvironmentSpec:
     """Everything that defines an environment; :meth:`key` hashes it and names the environment.
@@ -45,7 +49,8 @@ class EnvironmentSpec:
     ``packages`` are requirement strings installed by name; an exact pin (``name==x``) wins over
     the dated resolution. ``requirements`` are requirement files and ``extras`` the project's
     extras, both read from the project at ``project_commit``. ``exclude_newer`` (ISO date) makes
-    everything not pinned resolve as of that date. ``runner``/``test_command`` say how tests run.
+    everything not pinned resolve as of that date. ``runner``/``test_command`` say how tests run:
+    they are carried here but are not part of the key (they do not change what is installed).
     """
 
     python: str
@@ -71,7 +76,8 @@ class EnvironmentSpec:
     def key(self) -> str:
         """Content hash of everything that defines the environment (not where things live)."""
         material = dataclasses.asdict(self)
-        material.pop("label")
+        for field in _NOT_BUILT:
+            material.pop(field)
         material["project"] = self.project is not None
         material["key_version"] = KEY_VERSION
         return hashlib.sha256(canonical_json(material).encode()).hexdigest()[:24]

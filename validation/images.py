@@ -152,6 +152,12 @@ def build_base_image(
     return client.images.get(name)
 
 
+def base_images_buildable() -> bool:
+    """Whether base images can be built here: debootstrap is installed and we are root."""
+    found = shutil.which("debootstrap") or _sbin("debootstrap")
+    return found is not None and os.geteuid() == 0
+
+
 def _sbin(program: str) -> str | None:
     for folder in ("/usr/sbin", "/sbin"):
         if os.access(f"{folder}/{program}", os.X_OK):

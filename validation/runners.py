@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from builder.records import TestStatus
 from validation.junit import ReportError, collection_errors, parse_junit
@@ -14,15 +14,35 @@ from validation.parsers import unittest as unittest_parser
 
 
 class Runner(abc.ABC):
-    """Builds a runner's command and turns its report into statuses keyed by test id."""
+    """Builds a runner's command and turns its report into statuses keyed by test id.
+
+    A command is the launcher (the runner's own, or an environment spec's ``test_command``),
+    then the options the runner needs to report results, then the test files (or labels).
+    """
 
     kind: str
     report_name: str | None
     """The report file the command writes; None: the run's log is the report (log parsers)."""
 
-    @abc.abstractmethod
+    def __init__(self, launcher: Sequence[str] = ()) -> None:
+        self.launcher = tuple(launcher)
+
     def command(self, python: str, files: list[str], report: str) -> list[str]:
         """The command running ``files`` and writing the report to ``report``."""
+        launcher = list(self.launcher) or self.default_launcher(python)
+        return [*launcher, *self.options(report), *self.arguments(files)]
+
+    @abc.abstractmethod
+    def default_launcher(self, python: str) -> list[str]:
+        """How the runner starts when the spec names no ``test_command``."""
+
+    def options(self, report: str) -> list[str]:
+        """Options the results are read back through (a report file, verbosity)."""
+        return []
+
+    def arguments(self, files: list[str]) -> list[str]:
+        """What selects the tests: the test files themselves by default."""
+        return list(files)
 
     @abc.abstractmethod
     def results(
@@ -41,11 +61,13 @@ class PytestRunner(Runner):
     kind = "pytest"
     report_name = "report.xml"
 
-    def command(self, python: str, files: list[str], report: str) -> list[str]:
+    def default_launcher(self, python: str) -> list[str]:
+        return [python, "-m", "pytest"]
+
+    def options(self, report: str) -> list[str]:
         return [
-            python, "-m", "pytest", "-rA", "-p", "no:cacheprovider",
-            "-o", "junit_family=xunit1", "--continue-on-collection-errors",
-            f"--junitxml={report}", *files,
+            "-rA", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
+            "--continue-on-collection-errors", f"--junitxml={report}",
         ]  # fmt: skip
 
     def results(self, report, files):
@@ -83,8 +105,14 @@ class UnittestRunner(_LogRunner):
     kind = "unittest"
     parser = staticmethod(unittest_parser.parse)
 
-    def command(self, python: str, files: list[str], report: str) -> list[str]:
-        return [python, "-m", "unittest", "-v", *(dotted(path) for path in files)]
+    def default_launcher(self, python: str) -> list[str]:
+        return [python, "-m", "unittest"]
+
+    def options(self, report: str) -> list[str]:
+        return ["-v"]
+
+    def arguments(self, files: list[str]) -> list[str]:
+        return [dotted(path) for path in files]
 
 
 class DjangoRunner(_LogRunner):
@@ -93,9 +121,14 @@ class DjangoRunner(_LogRunner):
     kind = "django"
     parser = staticmethod(django_parser.parse)
 
-    def command(self, python: str, files: list[str], report: str) -> list[str]:
-        labels = [django_parser.label(path) for path in files]
-        return [python, "tests/runtests.py", "--verbosity", "2", "--parallel", "1", *labels]
+    def default_launcher(self, python: str) -> list[str]:
+        return [python, "tests/runtests.py"]
+
+    def options(self, report: str) -> list[str]:
+        return ["--verbosity", "2", "--parallel", "1"]
+
+    def arguments(self, files: list[str]) -> list[str]:
+        return [django_parser.label(path) for path in files]
 
 
 class SympyRunner(_LogRunner):
@@ -104,8 +137,11 @@ class SympyRunner(_LogRunner):
     kind = "sympy"
     parser = staticmethod(sympy_parser.parse)
 
-    def command(self, python: str, files: list[str], report: str) -> list[str]:
-        return [python, "bin/test", "-C", "--verbose", *files]
+    def default_launcher(self, python: str) -> list[str]:
+        return [python, "bin/test"]
+
+    def options(self, report: str) -> list[str]:
+        return ["-C", "--verbose"]
 
 
 RUNNERS: dict[str, type[Runner]] = {
@@ -117,8 +153,9 @@ RUNNERS: dict[str, type[Runner]] = {
 """The registry by runner kind (an environment spec names one)."""
 
 
-def make_runner(kind: str) -> Runner:
+def make_runner(kind: str, launcher: Sequence[str] = ()) -> Runner:
+    """The runner of ``kind``; ``launcher`` (a spec's ``test_command``) replaces how it starts."""
     try:
-        return RUNNERS[kind]()
+        return RUNNERS[kind](launcher)
     except KeyError:
         raise ValueError(f"unknown test runner {kind!r} (known: {', '.join(RUNNERS)})") from None

@@ -54,7 +54,12 @@ class Settings(_Model):
     install: Literal["project", "none"] | None = None
     install_command: str | None = None
     runner: Literal["pytest", "unittest", "django", "sympy"] | None = None
-    test_command: list[str] | None = None
+    test_command: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="argv that starts the runner (replaces e.g. python -m pytest); the runner "
+        "appends its report options and the test files",
+    )
     env: dict[str, str] | None = None
     dated: bool | None = Field(default=None, description="resolve unpinned deps as of the date")
 
@@ -145,9 +150,9 @@ def spec_file_name(repo: str) -> str:
 
 
 class SpecLibrary:
-    """Spec files found in directories (later directories win), by repository."""
+    """Spec files found in directories (later directories win), then named files, by repository."""
 
-    def __init__(self, directories: Iterable[Path]) -> None:
+    def __init__(self, directories: Iterable[Path], files: Iterable[Path] = ()) -> None:
         self.directories = [Path(d) for d in directories]
         self.specs: dict[str, RepoSpec] = {}
         self.files: dict[str, Path] = {}
@@ -155,19 +160,27 @@ class SpecLibrary:
             if not directory.is_dir():
                 raise SpecError(f"spec directory {directory} does not exist")
             for path in sorted(directory.glob("*.toml")):
-                spec = load_spec(path)
-                self.specs[spec.repo] = spec
-                self.files[spec.repo] = path
+                self._add(path)
+        for path in map(Path, files):
+            if not path.is_file():
+                raise SpecError(f"spec file {path} does not exist")
+            self._add(path)
+
+    def _add(self, path: Path) -> None:
+        spec = load_spec(path)
+        self.specs[spec.repo] = spec
+        self.files[spec.repo] = path
 
     def get(self, repo: str) -> RepoSpec | None:
         return self.specs.get(repo)
 
-    def digest(self) -> str:
-        """Hash of every loaded spec (part of the validation fingerprint)."""
-        material = "".join(
-            f"{repo}\n{self.specs[repo].model_dump_json()}\n" for repo in sorted(self.specs)
-        )
-        return hashlib.sha256(material.encode()).hexdigest()[:16]
+    def digest(self, repo: str) -> str:
+        """Hash of ``repo``'s spec ("" when it has none): part of that repo's result keys only,
+        so editing one repository's spec recomputes that repository alone."""
+        spec = self.specs.get(repo)
+        if spec is None:
+            return ""
+        return hashlib.sha256(spec.model_dump_json().encode()).hexdigest()[:16]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -313,21 +326,27 @@ class EnvironmentResolver:
     ) -> None:
         self.settings = settings
         directories = [BUNDLED_SPECS] if settings.bundled_specs and BUNDLED_SPECS.is_dir() else []
-        self.library = SpecLibrary([*directories, *(Path(d) for d in settings.spec_dirs)])
+        self.library = SpecLibrary(
+            [*directories, *(Path(d) for d in settings.spec_dirs)], settings.spec_files
+        )
         self.inferred_dir = Path(inferred_dir)
         self.available_pythons = available_pythons
         self._inferred: dict[tuple[str, str], RepoSpec] = {}
         self._lock = threading.Lock()
 
     def fingerprint(self) -> dict[str, Any]:
+        """Settings every repository's environments depend on (see ``spec_digest`` for the rest)."""
         return {
-            "specs": self.library.digest(),
             "install_steps_version": KEY_VERSION,
             "inference_version": _inference_version(),
             "dated": self.settings.dated,
             "era_lag_days": self.settings.era_lag_days,
             "inferred_extra_packages": list(self.settings.packages),
         }
+
+    def spec_digest(self, repo: str) -> str:
+        """What of the spec files a result of ``repo`` depends on: its own spec, if any."""
+        return self.library.digest(repo)
 
     def resolve(self, record: Candidate, mirror: Path) -> Resolution:
         """The candidate's environment; SpecError when its spec has no entry for its version."""

@@ -25,7 +25,7 @@ from builder.records import (
     Transitions,
     write_jsonl,
 )
-from builder.store import atomic_write_text
+from builder.store import atomic_write_text, result_key
 from validation import coverage
 from validation.backends import Session, make_backend
 from validation.backends.local import Limits, LocalBackend
@@ -39,7 +39,7 @@ from validation.runners import Runner, make_runner
 from validation.specs import EnvironmentResolver, Resolution, SpecError
 
 STAGE = "validate"
-GRADING_VERSION = 2
+GRADING_VERSION = 3
 """Bump when how runs are graded or measured changes: it is part of every result key."""
 
 
@@ -106,6 +106,11 @@ class ValidateStage(Stage):
             "grading": GRADING_VERSION,
         }
 
+    def key(self, record: Candidate) -> str:
+        """The stage's settings plus the spec of this record's repository alone."""
+        fingerprint = {**self.fingerprint(), "spec": self.environments.spec_digest(record.repo)}
+        return result_key(self.name, fingerprint, record.model_dump(mode="json"))
+
     def process(self, record: Candidate) -> Outcome:
         key = self.key(record)
         logs = self.work_dir / "logs" / record.instance_id / key[:12]
@@ -117,6 +122,15 @@ class ValidateStage(Stage):
         if not test_files:
             return Outcome.drop(
                 STAGE, DropReason.NO_TEST_FILES, test_patch_files=_patched_files(record)
+            )
+        lines = coverage.patch_lines(record.patch) if self.settings.coverage else None
+        if lines is not None and not (lines.removed or lines.added):
+            # known before any run: no run could measure this patch
+            return Outcome.drop(
+                STAGE,
+                DropReason.COVERAGE_UNMEASURABLE,
+                error="the golden patch changes no Python line",
+                patch_files=", ".join(_patch_files(record.patch)),
             )
         try:
             mirror = self.repos.mirror(record.repo, record.base_commit)
@@ -133,8 +147,8 @@ class ValidateStage(Stage):
             return Outcome.drop(
                 STAGE, DropReason.ENVIRONMENT_FAILED, error=str(error), log=str(error.log_path)
             )
-        lines = coverage.patch_lines(record.patch) if self.settings.coverage else None
-        job = _Job(record, make_runner(spec.runner), test_files, logs, lines)
+        runner = make_runner(spec.runner, spec.test_command)
+        job = _Job(record, runner, test_files, logs, lines)
         run_dir = self.work_dir / "runs" / key[:16]
         runs: list[RunResult] = []
         try:
@@ -290,13 +304,6 @@ class ValidateStage(Stage):
         """ΔC of the golden tests (None when not measured) or the COVERAGE_UNMEASURABLE drop."""
         if job.lines is None:
             return None
-        if not job.include():
-            return Outcome.drop(
-                STAGE,
-                DropReason.COVERAGE_UNMEASURABLE,
-                error="the golden patch changes no Python line",
-                patch_files=", ".join(_patch_files(job.record.patch)),
-            )
         missing = [
             f"{suite}-{side}-{index}"
             for suite, runs in (("golden", golden), ("existing", existing))

@@ -34,7 +34,8 @@ OUTPUTS = (
     "figures/issue_words.png",
     "figures/funnel.png",
 )
-FAST = ["--set", "validation.timeout_s=20", "--no-progress"]
+FAST = ["--set", "validation.timeout_s=20", "--set", "validation.backend=local", "--no-progress"]
+"""The local backend keeps these builds fast; every drop reason also runs on Docker (test_stage)."""
 
 
 def _build(demo: Path, out: Path, work: Path, *extra: str, capsys=None) -> str:

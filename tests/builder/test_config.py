@@ -77,3 +77,22 @@ def test_no_field_can_hold_a_token(tmp_path):
     with pytest.raises(ConfigError, match="github_token"):
         load_config(overrides=["github_token=secret"], cwd=tmp_path)
     assert "secret" not in str(load_config(cwd=tmp_path).resolved())
+
+
+def test_a_recipes_environment_spec_wins_in_validation(tmp_path):
+    from builder.build import _validation_settings
+    from validation.specs import EnvironmentResolver
+
+    for folder, note in (("specs", "from spec_dirs"), ("recipe-specs", "the recipe's")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "o__r.toml").write_text(f'repo = "o/r"\nnote = "{note}"\n')
+    (tmp_path / "r.toml").write_text('repo = "o/r"\nenvironment = "recipe-specs/o__r.toml"\n')
+    (tmp_path / "swt-builder.toml").write_text(
+        '[source]\nkind = "github"\nrecipes = ["r.toml"]\n[validation]\nspec_dirs = ["specs"]\n'
+    )
+    config = load_config(tmp_path / "swt-builder.toml", cwd=tmp_path)
+    settings = _validation_settings(config)
+    assert settings.spec_files == [str(tmp_path / "recipe-specs" / "o__r.toml")]
+    library = EnvironmentResolver(settings, tmp_path / "inferred", list).library
+    assert library.get("o/r").note == "the recipe's"
+    assert library.files["o/r"] == tmp_path / "recipe-specs" / "o__r.toml"

@@ -91,3 +91,41 @@ def test_fingerprint_ignores_the_range_but_not_the_rules() -> None:
     )
     other = Recipe.model_validate({"repo": "o/r", "paths": {"tests": ["spec/"]}})
     assert other.fingerprint() != base.fingerprint()
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
+def test_bundled_recipes_name_their_repos_environment_spec(path: Path) -> None:
+    from validation.specs import load_spec
+
+    recipe = load_recipe(path)
+    assert Path(recipe.environment).is_absolute()
+    assert load_spec(Path(recipe.environment)).repo == recipe.repo
+
+
+SPEC_OF_O_R = 'repo = "o/r"\n[defaults]\npackages = ["pytest"]\n'
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (None, "not found"),
+        ('repo = "o/other"\n', "is for o/other, not o/r"),
+        ('repo = "o/r"\n[defaults]\nrunner = "nose"\n', "invalid environment spec"),
+    ],
+)
+def test_a_recipes_environment_must_be_a_spec_of_its_repo(
+    tmp_path: Path, spec: str | None, message: str
+) -> None:
+    if spec is not None:
+        (tmp_path / "env.toml").write_text(spec)
+    path = _write(tmp_path, 'repo = "o/r"\nenvironment = "env.toml"\n')
+    with pytest.raises(RecipeError, match=message) as caught:
+        load_recipe(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_recipes_environment_resolves_relative_to_the_recipe(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "r.toml").write_text(SPEC_OF_O_R)
+    path = _write(tmp_path, 'repo = "o/r"\nenvironment = "specs/r.toml"\n')
+    assert load_recipe(path).environment == str(tmp_path / "specs" / "r.toml")

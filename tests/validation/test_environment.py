@@ -42,17 +42,17 @@ HERE = f"{sys.version_info.major}.{sys.version_info.minor}"
         {"system_packages": ("libgl1",)},
         {"exclude_newer": "2022-01-01T00:00:00Z"},
         {"env": (("A", "1"),)},
-        {"runner": "unittest"},
-        {"test_command": ("pytest", "-x")},
     ],
 )
 def test_key_changes_with_everything_that_defines_the_environment(change):
     assert dataclasses.replace(BASE, **change).key() != BASE.key()
 
 
-def test_key_ignores_where_things_live_and_the_label():
+def test_key_ignores_where_things_live_the_label_and_how_tests_start():
     moved = dataclasses.replace(BASE, project=Path("/elsewhere/mirror.git"), label="x/y@1.0")
     assert moved.key() == BASE.key()
+    started = dataclasses.replace(BASE, runner="unittest", test_command=("python", "-m", "x"))
+    assert started.key() == BASE.key()
     assert len(BASE.key()) == 24
 
 

@@ -114,6 +114,15 @@ def test_runner_registry_commands_and_completion():
     assert make_runner("sympy").command("python", ["sympy/a/tests/test_b.py"], "r") == [
         "python", "bin/test", "-C", "--verbose", "sympy/a/tests/test_b.py",
     ]  # fmt: skip
+    launched = make_runner("pytest", ["python", "-m", "pytest", "-p", "no:randomly"])
+    assert launched.command("python", ["t/test_a.py"], "r.xml") == [
+        "python", "-m", "pytest", "-p", "no:randomly", "-rA", "-p", "no:cacheprovider",
+        "-o", "junit_family=xunit1", "--continue-on-collection-errors", "--junitxml=r.xml",
+        "t/test_a.py",
+    ]  # fmt: skip
+    assert make_runner("django", ["python", "runtests.py"]).command("python", files, "r") == [
+        "python", "runtests.py", "--verbosity", "2", "--parallel", "1", "app.tests",
+    ]  # fmt: skip
     log = (SAMPLES / "unittest-py311.log").read_bytes()
     runner = make_runner("unittest")
     assert runner.report_name is None  # the log is the report

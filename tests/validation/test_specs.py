@@ -1,6 +1,8 @@
 """Environment spec files: schema validation, entries per version range, and resolution."""
 
+import json
 import textwrap
+from pathlib import Path
 
 import pytest
 import tomllib
@@ -97,11 +99,29 @@ def test_bundled_specs_are_valid_and_named_after_their_repo():
         assert path.name == spec_file_name(repo)
 
 
-def test_digest_follows_content(tmp_path):
-    first = SpecLibrary([_write(tmp_path, SPEC)]).digest()
-    assert SpecLibrary([_write(tmp_path, SPEC)]).digest() == first
+def test_digest_follows_content_per_repository(tmp_path):
+    first = SpecLibrary([_write(tmp_path, SPEC)]).digest("acme/widgets")
+    assert SpecLibrary([_write(tmp_path, SPEC)]).digest("acme/widgets") == first
     changed = SpecLibrary([_write(tmp_path, SPEC.replace("hypothesis", "hypothesis<6"))])
-    assert changed.digest() != first
+    assert changed.digest("acme/widgets") != first
+    assert changed.digest("acme/other") == ""
+
+
+def test_editing_one_repos_spec_changes_only_that_repos_result_keys(tmp_path):
+    from validation.stage import ValidateStage
+
+    other = 'repo = "acme/other"\n[defaults]\npackages = ["pytest"]\n'
+    _write(tmp_path, other, "acme__other.toml")
+    spec_dir = _write(tmp_path, SPEC)
+    settings = ValidationConfig(backend="local", spec_dirs=[str(spec_dir)], bundled_specs=False)
+    widgets = to_candidate(swe_record("acme/widgets", 1, "a" * 40, "p", "t"))
+    others = to_candidate(swe_record("acme/other", 2, "b" * 40, "p", "t"))
+    before = ValidateStage(settings, tmp_path / "work", {})
+    keys = before.key(widgets), before.key(others)
+    _write(tmp_path, SPEC.replace("hypothesis", "hypothesis<6"))
+    after = ValidateStage(settings, tmp_path / "work", {})
+    assert after.key(widgets) != keys[0]
+    assert after.key(others) == keys[1]
 
 
 def test_to_toml_round_trips(tmp_path):
@@ -172,18 +192,22 @@ def test_stage_chooses_the_spec_per_candidate_and_records_it(tmp_path, git_repo)
 
     code = "def add(a, b):\n    return a - b\n"
     tests = "from pkg import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    # P→F after the fix: kept only because the spec's test_command deselects it
+    tests += "\n\ndef test_old_behaviour():\n    assert add(1, 2) == -1\n"
     base = git_repo.commit({"pkg/__init__.py": code, "setup.cfg": "[metadata]\nversion = 1.2.0\n"})
     test_patch = git_repo.diff({"tests/test_pkg.py": tests})
     patch = git_repo.diff({"pkg/__init__.py": code.replace("a - b", "a + b")})
     spec_dir = _write(
         tmp_path,
         'repo = "acme/pkg"\n[defaults]\ninstall = "none"\npackages = ["pytest"]\n'
-        'env = { ACME = "1" }\n[[environments]]\nversions = ">=1.0"\ndated = false\n',
+        'env = { ACME = "1" }\n[[environments]]\nversions = ">=1.0"\ndated = false\n'
+        'test_command = ["python", "-m", "pytest", "-k", "not old_behaviour"]\n',
         "acme__pkg.toml",
     )
     settings = ValidationConfig(
-        spec_dirs=[str(spec_dir)], bundled_specs=False, repetitions=1, coverage=False
-    )
+        backend="local", spec_dirs=[str(spec_dir)], bundled_specs=False, repetitions=1,
+        coverage=False,
+    )  # fmt: skip
     stage = ValidateStage(settings, tmp_path / "work", {"acme/pkg": str(git_repo.path)})
     record = swe_record("acme/pkg", 7, base, patch, test_patch, version="",
                         environment_setup_commit="")  # fmt: skip
@@ -196,3 +220,6 @@ def test_stage_chooses_the_spec_per_candidate_and_records_it(tmp_path, git_repo)
     assert metadata["environment_spec"].endswith("acme__pkg.toml")
     assert metadata["runner"] == "pytest" and metadata["environment_commit"] == base
     assert instance.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
+    runs = Path(outcome.verdict.evidence["runs"]).read_text().splitlines()
+    launcher = ["python", "-m", "pytest", "-k", "not old_behaviour"]
+    assert runs and all(json.loads(run)["command"][:5] == launcher for run in runs)

@@ -72,7 +72,11 @@ def make_case(tmp_path, work_dir, backend, monkeypatch):
         )
         stage = ValidateStage(settings, work_dir, {name: str(repo.path)})
         if runner is not None:  # as an environment spec naming this runner kind would
-            monkeypatch.setattr("validation.stage.make_runner", lambda kind: make_runner(runner))
+
+            def chosen(kind, launcher=()):  # the case's runner kind replaces the spec's
+                return make_runner(runner, launcher)
+
+            monkeypatch.setattr("validation.stage.make_runner", chosen)
         return stage.process(candidate)
 
     return run

@@ -9,6 +9,7 @@ from validation.backends.base import Backend, Session
 from validation.backends.docker import DockerBackend
 from validation.backends.local import LocalBackend
 from validation.docker_engine import daemon_answers
+from validation.images import base_images_buildable
 
 BACKENDS: dict[str, type[Backend]] = {"local": LocalBackend, "docker": DockerBackend}
 """The registry; other backends register here under their config name."""
@@ -17,11 +18,18 @@ AUTO = "auto"
 """Not a backend but a choice: docker when a daemon answers, else local."""
 
 
-def resolve_backend(name: str) -> str:
-    """The backend ``name`` stands for (``auto`` asks whether a Docker daemon answers)."""
-    if name == AUTO:
-        return "docker" if daemon_answers() else "local"
-    return name
+def resolve_backend(name: str, docker: DockerConfig | None = None) -> str:
+    """The backend ``name`` stands for.
+
+    ``auto`` is Docker when a daemon answers and base images can be had (your own in
+    ``[docker] base_images``, or built here with debootstrap as root); else local.
+    """
+    if name != AUTO:
+        return name
+    if not daemon_answers():
+        return "local"
+    named = docker is not None and bool(docker.base_images)
+    return "docker" if named or base_images_buildable() else "local"
 
 
 def make_backend(name: str, work_dir: Path, docker: DockerConfig | None = None) -> Backend:
@@ -29,7 +37,7 @@ def make_backend(name: str, work_dir: Path, docker: DockerConfig | None = None) 
 
     ``docker`` holds the ``[docker]`` settings, used when the backend is Docker.
     """
-    resolved = resolve_backend(name)
+    resolved = resolve_backend(name, docker)
     try:
         backend = BACKENDS[resolved](Path(work_dir))
     except KeyError:
