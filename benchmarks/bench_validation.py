@@ -1,12 +1,15 @@
 """Benchmark: validation overhead (wall / raw test time) and coverage-instrumented vs plain runs.
 
 Builds a small fixture repository (a package and a test file of ``--tests`` tests), validates one
-candidate with a warm environment, once with coverage off and once on, ``--rounds`` times each:
+candidate with a warm environment, once with coverage off and once on, ``--rounds`` times each,
+per environment Python (3.11: coverage's C tracer; 3.12: its sys.monitoring core) and workload
+("framework": many tiny tests, pytest's own code dominates; "hot-code": every test runs a Python
+loop inside the patched module, the worst case for line coverage):
 
 - overhead = the stage's whole wall time / the summed durations of its test runs (goal ≤ 1.3×);
-- coverage = mean duration of an instrumented run / mean duration of the same run (suite, side,
-  repetition) with coverage off (goal ≤ 1.3×); and the whole validation's test time, coverage
-  on / off (only the first repetition of each side is instrumented).
+- coverage = median duration of an instrumented run / median duration of the same runs (suite,
+  side, repetition) with coverage off (goal ≤ 1.3×); and the whole validation's test time,
+  coverage on / off (only the first repetition of each side is instrumented).
 
 Run with ``.venv/bin/python -m benchmarks.bench_validation``.
 """
@@ -44,15 +47,27 @@ def _write(repo: Path, files: dict[str, str]) -> None:
         (repo / name).write_text(text)
 
 
-def _fixture(root: Path, tests: int) -> tuple[Path, str, str, str]:
+WORKLOADS = {
+    # many small tests: pytest's own Python dominates, the patched module is barely run
+    "framework": "def add(a, b):\n    return a - b\n\n\ndef work(n):\n    return sum(range(n))\n",
+    # the patched module is hot: every test runs a Python loop in it (line events galore)
+    "hot-code": (
+        "def add(a, b):\n    return a - b\n\n\ndef work(n):\n    total = 0\n"
+        "    for i in range(n):\n        total += i\n    return total\n"
+    ),
+}
+
+
+def _fixture(root: Path, tests: int, workload: str) -> tuple[Path, str, str, str]:
     """(repo, base commit, golden patch, test patch) of a package with ``tests`` tests."""
     repo = root / "repo"
     repo.mkdir(parents=True)
     _git(repo, "init", "-q", "-b", "main")
-    code = "def add(a, b):\n    return a - b\n\n\ndef work(n):\n    return sum(range(n))\n"
+    code = WORKLOADS[workload]
+    scale = 1000 if workload == "framework" else 200
     body = "from pkg import add, work\n"
     body += "".join(
-        f"\n\ndef test_work_{i}():\n    assert work({i * 1000}) == {sum(range(i * 1000))}\n"
+        f"\n\ndef test_work_{i}():\n    assert work({i * scale}) == {sum(range(i * scale))}\n"
         for i in range(tests)
     )
     _write(repo, {"pkg/__init__.py": code, "tests/test_pkg.py": body})
@@ -74,14 +89,15 @@ def _fixture(root: Path, tests: int) -> tuple[Path, str, str, str]:
     return repo, base, patch, test_patch
 
 
-def _validate(work: Path, repo: Path, candidate, coverage: bool, repetitions: int):
+def _validate(work: Path, repo: Path, candidate, coverage: bool, repetitions: int, python: str):
     from builder.config import ValidationConfig
     from builder.records import RunResult, read_jsonl
     from validation.stage import ValidateStage
 
     settings = ValidationConfig(
-        backend="local", repetitions=repetitions, coverage=coverage, timeout_s=600
-    )
+        backend="local", repetitions=repetitions, coverage=coverage, timeout_s=600,
+        python=python, dated=False,
+    )  # fmt: skip
     stage = ValidateStage(settings, work, {candidate.repo: str(repo)})
     started = time.perf_counter()
     outcome = stage.process(candidate)
@@ -97,13 +113,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", type=int, default=200, help="tests in the fixture file")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument(
+        "--python", action="append", help="environment Python (repeat); default 3.11 and 3.12"
+    )
+    parser.add_argument(
+        "--workload", action="append", choices=sorted(WORKLOADS), help="default: both"
+    )
     args = parser.parse_args(argv)
+    print(
+        f"fixture: {args.tests + 2} tests; {args.repetitions} runs per side + 2 existing-test"
+        f" runs; {args.rounds} rounds; warm environment; cpus={os.cpu_count()}"
+    )
+    for python in args.python or ["3.11", "3.12"]:
+        for workload in args.workload or sorted(WORKLOADS):
+            _measure(args, python, workload)
+    return 0
 
+
+def _measure(args: argparse.Namespace, python: str, workload: str) -> None:
     from recipes.swe_bench import to_candidate
 
     with tempfile.TemporaryDirectory(prefix="swt-bench-validation-") as scratch:
         root = Path(scratch)
-        repo, base, patch, test_patch = _fixture(root, args.tests)
+        repo, base, patch, test_patch = _fixture(root, args.tests, workload)
         candidate = to_candidate(
             {
                 "repo": "bench/validation",
@@ -122,24 +154,22 @@ def main(argv: list[str] | None = None) -> int:
         )
         work = root / "work"
         for coverage in (False, True):  # warm both environments (built once, reused after)
-            _validate(work, repo, candidate, coverage, 1)
+            _validate(work, repo, candidate, coverage, 1, python)
         results: dict[bool, list[tuple[float, list[float]]]] = {False: [], True: []}
         by_run: dict[bool, dict[tuple, list[float]]] = {False: {}, True: {}}
         instrumented: set[tuple] = set()
         for _ in range(args.rounds):
             for coverage in (False, True):
-                wall, runs, instance = _validate(work, repo, candidate, coverage, args.repetitions)
+                wall, runs, instance = _validate(
+                    work, repo, candidate, coverage, args.repetitions, python
+                )
                 results[coverage].append((wall, [run.duration_s for run in runs]))
                 for run in runs:
                     position = (run.suite, run.side, run.repetition)
                     by_run[coverage].setdefault(position, []).append(run.duration_s)
                     if "coverage" in " ".join(run.command):
                         instrumented.add(position)
-        print(
-            f"fixture: {args.tests + 2} tests; {args.repetitions} runs per side + 2 existing-test"
-            f" runs; {args.rounds} rounds; warm environment; cpus={os.cpu_count()}"
-        )
-        print(f"golden ΔC of the fixture: {instance.golden_coverage}")
+        print(f"\n== Python {python}, workload {workload}: golden ΔC {instance.golden_coverage}")
         for coverage in (False, True):
             label = "coverage on " if coverage else "coverage off"
             ratios = [wall / sum(durations) for wall, durations in results[coverage]]
@@ -150,17 +180,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"{statistics.median(raw):.2f}s, overhead {statistics.median(ratios):.3f}x "
                 f"(goal <= {GOAL}x)"
             )
-        plain = statistics.mean(d for p in instrumented for d in by_run[False][p])
-        measured = statistics.mean(d for p in instrumented for d in by_run[True][p])
+        plain = statistics.median(d for p in instrumented for d in by_run[False][p])
+        measured = statistics.median(d for p in instrumented for d in by_run[True][p])
         print(
-            f"instrumented run vs the same run plain: {measured:.3f}s vs {plain:.3f}s, "
+            f"instrumented run vs the same run plain (medians): {measured:.3f}s vs {plain:.3f}s, "
             f"ratio {measured / plain:.3f}x (goal <= {GOAL}x; {len(instrumented)} of "
             f"{len(by_run[True])} runs per validation instrumented)"
         )
         raw_on = statistics.median(sum(ds) for _, ds in results[True])
         raw_off = statistics.median(sum(ds) for _, ds in results[False])
         print(f"validation test time, coverage on / off: {raw_on / raw_off:.3f}x")
-    return 0
 
 
 if __name__ == "__main__":

@@ -40,41 +40,101 @@ def coverage_requirement(python: str) -> str:
     return COVERAGE_PACKAGE
 
 
+CONTEXT_PLUGIN = "_swt_test_contexts"
+"""The pytest plugin (written into the run's scratch by the measuring wrapper) that switches
+coverage.py's context to each test's node id: exact test ids as contexts, a context switch per
+test instead of a callback per function call, and it works with the sys.monitoring core."""
+
+_PLUGIN = """\
+import sys
+
+import coverage
+import pytest
+
+_restart = getattr(getattr(sys, "monitoring", None), "restart_events", None)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    measuring = coverage.Coverage.current()
+    if measuring is not None:
+        measuring.switch_context(item.nodeid)
+        if _restart is not None:  # sys.monitoring: lines already seen report again, per test
+            _restart()
+    try:
+        yield
+    finally:
+        if measuring is not None:
+            measuring.switch_context("")
+"""
+
 _MEASURE = (
     "import json, os, sys\n"
-    "rcfile, text, report = sys.argv[1:4]\n"
-    "os.makedirs(os.path.dirname(rcfile) or '.', exist_ok=True)\n"
+    "rcfile, text, report, wanted, plugin = sys.argv[1:6]\n"
+    "folder = os.path.dirname(os.path.abspath(rcfile))\n"
+    "os.makedirs(folder, exist_ok=True)\n"
     "with open(rcfile, 'w') as handle:\n"
     "    handle.write(text)\n"
+    f"with open(os.path.join(folder, '{CONTEXT_PLUGIN}.py'), 'w') as handle:\n"
+    "    handle.write(plugin)\n"
+    "sys.path.append(folder)\n"
     "import coverage\n"
     "from coverage.cmdline import main\n"
-    "code = main(['run', '--rcfile=' + rcfile, *sys.argv[4:]])\n"
+    "code = main(['run', '--rcfile=' + rcfile, *sys.argv[6:]])\n"
+    "wanted = json.loads(wanted)\n"
     "cov = coverage.Coverage(config_file=rcfile)\n"
+    "result = {'files': {}}\n"
     "try:\n"
     "    cov.combine()\n"
     "    cov.save()\n"
-    "    cov.json_report(outfile=report, show_contexts=True)\n"
+    "    data = cov.get_data()\n"
+    "    for name in sorted(data.measured_files()):\n"
+    "        path = os.path.relpath(name) if os.path.isabs(name) else name\n"
+    "        try:\n"
+    "            _, statements, _, missing, _ = cov.analysis2(name)\n"
+    "            executed = sorted(set(statements) - set(missing))\n"
+    "        except coverage.CoverageException:  # no source to analyse: the raw lines\n"
+    "            executed = sorted(data.lines(name) or ())\n"
+    "        by_line = data.contexts_by_lineno(name)\n"
+    "        keep = [n for n in wanted.get(path, ()) if n in by_line]\n"
+    "        contexts = {str(n): sorted(by_line[n]) for n in keep}\n"
+    "        result['files'][path] = {'executed_lines': executed, 'contexts': contexts}\n"
     "except coverage.CoverageException as error:  # no data: nothing measured ran\n"
-    "    with open(report, 'w') as handle:\n"
-    "        json.dump({'files': {}, 'no_data': str(error)}, handle)\n"
+    "    result['no_data'] = str(error)\n"
+    "with open(report, 'w') as handle:\n"
+    "    json.dump(result, handle)\n"
     "sys.exit(code)\n"
 )
-"""Runs inside the session: writes our rcfile, runs the command under ``coverage run`` (its own
-command line, in this process: one interpreter start), then combines the parallel data files
-(children included) into coverage's JSON report with contexts, and exits with the command's own
-exit code. One command: a backend may give every command a fresh scratch dir (Docker does), so
-writing, measuring and reporting cannot be split across commands."""
+"""Runs inside the session: writes our rcfile and the context plugin, runs the command under
+``coverage run`` (its own command line, in this process: one interpreter start), then combines
+the parallel data files (children included) and writes what was measured as JSON in the shape
+of coverage's JSON report: per file its executed statements, and the contexts (tests) of the
+wanted lines only (coverage's own report with every line's contexts costs seconds on real
+code). Exits with the command's own exit code. One command: a backend may give every command a
+fresh scratch dir (Docker does), so writing, measuring and reporting cannot be split."""
+
+SYSMON_PYTHON = (3, 12)
+"""From this Python on (with coverage.py ≥ 7.9, which is pinned there) the sys.monitoring core
+measures: it stops reporting a line once seen, so instrumentation costs little."""
 
 
-def rcfile(files: Iterable[str], data_file: str) -> str:
+def rcfile(
+    files: Iterable[str], data_file: str, *, contexts: str = "test_function", python: str = ""
+) -> str:
     """Our coverage configuration: only ``files`` (repo-relative), data in the run dir.
 
     ``patch = subprocess`` (coverage ≥ 7.10; older versions ignore it with a warning) measures
     child Python processes; ``concurrency = multiprocessing`` follows multiprocessing workers
-    (fork and spawn); ``parallel`` keeps every process's data file apart until combined;
-    ``dynamic_context = test_function`` records which test executed each line.
+    (fork and spawn); ``parallel`` keeps every process's data file apart until combined.
+    ``contexts``: ``"test_function"`` uses coverage's dynamic contexts (any runner);
+    ``"runner"``: the runner switches contexts per test (our pytest plugin), which lets
+    Python ``python`` ≥ 3.12 use the sys.monitoring core.
     """
+    if contexts not in ("test_function", "runner"):
+        raise ValueError(f"contexts must be 'test_function' or 'runner', not {contexts!r}")
     include = "".join(f"    {path}\n" for path in sorted(set(files)))
+    version = tuple(int(part) for part in python.split(".")[:2]) if python else (0, 0)
+    sysmon = contexts == "runner" and version >= SYSMON_PYTHON
     return (
         "[run]\n"
         f"data_file = {data_file}\n"
@@ -83,8 +143,9 @@ def rcfile(files: Iterable[str], data_file: str) -> str:
         "branch = false\n"
         "concurrency = multiprocessing, thread\n"
         "patch = subprocess\n"
-        "dynamic_context = test_function\n"
-        "disable_warnings = no-data-collected, module-not-measured, couldnt-parse\n"
+        + ("dynamic_context = test_function\n" if contexts == "test_function" else "")
+        + ("core = sysmon\n" if sysmon else "")
+        + "disable_warnings = no-data-collected, module-not-measured, couldnt-parse, no-sysmon\n"
         f"include =\n{include}"
         "[report]\n"
         "ignore_errors = true\n"
@@ -92,11 +153,22 @@ def rcfile(files: Iterable[str], data_file: str) -> str:
 
 
 def measured_command(
-    command: list[str], rcfile_path: str, rcfile_text: str, report_path: str
+    command: list[str],
+    rcfile_path: str,
+    rcfile_text: str,
+    report_path: str,
+    wanted: Mapping[str, Iterable[int]] | None = None,
 ) -> list[str]:
-    """``command`` (``python ARGS``) under ``coverage run`` with our rcfile; JSON to report."""
+    """``command`` (``python ARGS``) under ``coverage run`` with our rcfile; JSON to report.
+
+    ``wanted``: the lines (per file) whose test contexts the report keeps.
+    """
     python, *args = command
-    return [python, "-c", _MEASURE, rcfile_path, rcfile_text, report_path, *args]
+    lines = {path: sorted(numbers) for path, numbers in (wanted or {}).items()}
+    return [
+        python, "-c", _MEASURE, rcfile_path, rcfile_text, report_path,
+        json.dumps(lines, sort_keys=True), _PLUGIN, *args,
+    ]  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,6 +315,7 @@ def attribution(
 
 
 __all__ = [
+    "CONTEXT_PLUGIN",
     "COVERAGE_PACKAGE",
     "ChangeCoverage",
     "Measured",

@@ -27,10 +27,18 @@ class Runner(abc.ABC):
     def __init__(self, launcher: Sequence[str] = ()) -> None:
         self.launcher = tuple(launcher)
 
-    def command(self, python: str, files: list[str], report: str) -> list[str]:
-        """The command running ``files`` and writing the report to ``report``."""
+    def command(
+        self, python: str, files: list[str], report: str, extra: Sequence[str] = ()
+    ) -> list[str]:
+        """The command running ``files`` and writing the report to ``report``; ``extra``
+        options go after the runner's own (e.g. :meth:`context_options`)."""
         launcher = list(self.launcher) or self.default_launcher(python)
-        return [*launcher, *self.options(report), *self.arguments(files)]
+        return [*launcher, *self.options(report), *extra, *self.arguments(files)]
+
+    def context_options(self, plugin: str) -> list[str] | None:
+        """Options loading the coverage-context plugin module ``plugin`` (a context per test);
+        None: this runner cannot load it (coverage's own per-function contexts are used)."""
+        return None
 
     @abc.abstractmethod
     def default_launcher(self, python: str) -> list[str]:
@@ -69,6 +77,9 @@ class PytestRunner(Runner):
             "-rA", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
             "--continue-on-collection-errors", f"--junitxml={report}",
         ]  # fmt: skip
+
+    def context_options(self, plugin: str) -> list[str] | None:
+        return ["-p", plugin]
 
     def results(self, report, files):
         if report is None:

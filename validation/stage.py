@@ -52,9 +52,16 @@ class _Job:
     files: list[str]
     logs: Path
     lines: coverage.PatchLines | None  # the golden patch's lines when coverage is measured
+    python: str  # the environment's Python version
 
     def include(self) -> list[str]:
         return [] if self.lines is None else sorted({*self.lines.removed, *self.lines.added})
+
+    def side_lines(self, side: str) -> Mapping[str, frozenset[int]]:
+        """The patch lines a run of ``side`` measures: removed on R, added on R∘X."""
+        if self.lines is None:
+            return {}
+        return self.lines.removed if side == "before" else self.lines.added
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,7 +155,7 @@ class ValidateStage(Stage):
                 STAGE, DropReason.ENVIRONMENT_FAILED, error=str(error), log=str(error.log_path)
             )
         runner = make_runner(spec.runner, spec.test_command)
-        job = _Job(record, runner, test_files, logs, lines)
+        job = _Job(record, runner, test_files, logs, lines, spec.python)
         run_dir = self.work_dir / "runs" / key[:16]
         runs: list[RunResult] = []
         try:
@@ -255,17 +262,24 @@ class ValidateStage(Stage):
         measure = bool(job.include()) and repetition == 0
         runner, logs = job.runner, job.logs
         report_name = f"{name}-{runner.report_name}" if runner.report_name else None
+        plugin = runner.context_options(coverage.CONTEXT_PLUGIN) if measure else None
         command = runner.command(
-            "python", files, session.scratch_path(report_name or f"{name}.unused")
+            "python", files, session.scratch_path(report_name or f"{name}.unused"), plugin or ()
         )
         json_name = f"{name}.coverage.json"
         if measure:
-            rcfile = coverage.rcfile(job.include(), session.scratch_path(f"{name}.coverage"))
+            rcfile = coverage.rcfile(
+                job.include(),
+                session.scratch_path(f"{name}.coverage"),
+                contexts="test_function" if plugin is None else "runner",
+                python=job.python,
+            )
             command = coverage.measured_command(
                 command,
                 session.scratch_path(f"{name}.coveragerc"),
                 rcfile,
                 session.scratch_path(json_name),
+                job.side_lines(side),
             )
         log_path = logs / f"{name}.log"
         completed = session.run(command, log_path, self.settings.timeout_s)

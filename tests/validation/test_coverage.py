@@ -53,6 +53,17 @@ def test_rcfile_measures_only_the_changed_files_in_the_run_dir():
         "relative_files = true",
     ):
         assert option + "\n" in text
+    assert "core =" not in text
+
+
+def test_rcfile_contexts_by_the_runner_allow_sys_monitoring_from_3_12():
+    by_runner = rcfile(["a.py"], "d", contexts="runner", python="3.11")
+    assert "dynamic_context" not in by_runner and "core =" not in by_runner
+    assert "core = sysmon\n" in rcfile(["a.py"], "d", contexts="runner", python="3.12")
+    # coverage's dynamic contexts cannot run on sys.monitoring: the default core stays
+    assert "core =" not in rcfile(["a.py"], "d", contexts="test_function", python="3.13")
+    with pytest.raises(ValueError, match="contexts"):
+        rcfile(["a.py"], "d", contexts="per-line")
 
 
 def test_coverage_requirement_per_python():
@@ -246,8 +257,8 @@ def test_without_following_children_the_worker_lines_are_lost(make_case, backend
 
     original = validation.coverage.rcfile
 
-    def parent_only(files, data_file):
-        text = original(files, data_file)
+    def parent_only(files, data_file, **options):
+        text = original(files, data_file, **options)
         return text.replace("concurrency = multiprocessing, thread\n", "").replace(
             "patch = subprocess\n", ""
         )
@@ -261,3 +272,85 @@ def test_without_following_children_the_worker_lines_are_lost(make_case, backend
         coverage=True,
     )
     assert outcome.verdict.reason is DropReason.COVERAGE_UNMEASURABLE
+
+
+# ---------------------------------------------------------------------------------------------
+# The measuring wrapper itself, on real interpreters: 3.11 (C tracer) and 3.12 (sys.monitoring).
+
+MEASURED_CODE = "def f(x):\n    y = x + 1\n    return y\n\n\ndef g():\n    return 0\n"
+MEASURED_TESTS = """\
+import pytest
+
+from pkg import f
+
+
+def test_one():
+    assert f(1) == 2
+
+
+class TestMore:
+    @pytest.mark.parametrize("x", [1, 2])
+    def test_two(self, x):
+        assert f(x) == x + 1
+"""
+NODE_IDS = [
+    "tests/test_a.py::TestMore::test_two[1]",
+    "tests/test_a.py::TestMore::test_two[2]",
+    "tests/test_a.py::test_one",
+]
+
+
+@pytest.fixture(scope="module")
+def measuring_pythons(tmp_path_factory):
+    """An environment with pytest and the pinned coverage.py per Python version (built once)."""
+    from validation.environment import EnvironmentSpec, LocalEnvironments
+    from validation.interpreters import Interpreters
+
+    environments = LocalEnvironments(tmp_path_factory.mktemp("envs"), Interpreters())
+
+    def python(version: str) -> Path:
+        packages = ("pytest", coverage_requirement(version))
+        return environments.python(EnvironmentSpec(python=version, packages=packages))
+
+    return python
+
+
+@pytest.mark.parametrize(
+    ("python", "contexts"),
+    [("3.11", "runner"), ("3.11", "test_function"), ("3.12", "runner")],
+)
+def test_every_test_running_a_wanted_line_is_its_context(
+    measuring_pythons, tmp_path, python, contexts
+):
+    """Each of the three tests runs line 2: all three are its contexts, also on 3.12's
+    sys.monitoring core, which reports a line only once unless the plugin restarts events."""
+    from validation.coverage import CONTEXT_PLUGIN, measured_command, read_report
+    from validation.runners import make_runner
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(MEASURED_CODE)
+    (tmp_path / "tests" / "test_a.py").write_text(MEASURED_TESTS)
+    runner = make_runner("pytest")
+    plugin = runner.context_options(CONTEXT_PLUGIN) if contexts == "runner" else None
+    scratch = tmp_path / "scratch"
+    command = runner.command(
+        str(measuring_pythons(python)), ["tests/test_a.py"], str(scratch / "r.xml"), plugin or ()
+    )
+    text = rcfile(["pkg/__init__.py"], str(scratch / "data"), contexts=contexts, python=python)
+    assert ("core = sysmon" in text) == (python == "3.12")
+    wrapped = measured_command(
+        command, str(scratch / "rc"), text, str(scratch / "cov.json"), {"pkg/__init__.py": {2, 7}}
+    )
+    import subprocess
+
+    done = subprocess.run(wrapped, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    measured = read_report((scratch / "cov.json").read_bytes())
+    assert measured.executed["pkg/__init__.py"] == {1, 2, 3, 6}  # g's body never runs
+    contexts_of_line = measured.contexts["pkg/__init__.py"]
+    assert set(contexts_of_line) == {2}  # only wanted lines carry contexts; 7 never ran
+    if contexts == "runner":
+        assert list(contexts_of_line[2]) == NODE_IDS
+    else:  # coverage's function contexts: test_two's parameters share one name
+        assert len(contexts_of_line[2]) == 2
