@@ -5,7 +5,10 @@ on SWE-bench-format records whose repositories' histories are in ``--repos-dir``
 repository, how many instances reproduce the official ``FAIL_TO_PASS`` exactly, how far
 ``PASS_TO_PASS`` agrees, and why the rest do not. ``--mode tuned`` uses the environment specs
 (recipes/environments), ``--mode dated`` the dated default alone (an inferred spec, everything
-resolved as of the environment commit's date, no pins), ``--mode both`` runs both.
+resolved as of the environment commit's date, no pins), ``--mode both`` runs both. By default
+one run per side without coverage (fidelity of the lists); ``--repetitions 3 --coverage`` is a
+full validation as ``swt-builder build`` does it (flaky and coverage drops included), reported
+under its own mode label (e.g. ``tuned+3x+cov``).
 
     .venv/bin/python -m benchmarks.fidelity --data /work/shared/data/swe-bench-dev-subset.jsonl \
         --repos-dir /work/.mirror --repo marshmallow-code/marshmallow --mode both
@@ -138,7 +141,7 @@ def _settings(mode: str, args: argparse.Namespace) -> ValidationConfig:
         backend="local",
         timeout_s=args.timeout,
         repetitions=args.repetitions,
-        coverage=False,
+        coverage=args.coverage,
         bundled_specs=mode == "tuned",
         spec_dirs=[str(d) for d in args.spec_dir] if mode == "tuned" else [],
         dated=True,
@@ -176,7 +179,7 @@ def evaluate(
             "instance_id": candidate.instance_id,
             "repo": candidate.repo,
             "version": candidate.version,
-            "mode": mode,
+            "mode": _label(mode, args),
             "stubbed_files": args.stubs.get(candidate.base_commit, []),
         }
         instance = kept.get(candidate.instance_id)
@@ -211,6 +214,16 @@ def evaluate(
             )
         rows.append(row)
     return rows
+
+
+def _label(mode: str, args: argparse.Namespace) -> str:
+    """The report's mode column: the spec mode, plus repetitions and coverage when not 1/off."""
+    label = mode
+    if args.repetitions > 1:
+        label += f"+{args.repetitions}x"
+    if args.coverage:
+        label += "+cov"
+    return label
 
 
 class _Progress:
@@ -256,14 +269,14 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def print_table(table: list[dict[str, Any]]) -> None:
-    header = f"{'repo':32} {'mode':6} {'records':>7} {'kept':>5} {'F→P exact':>10} "
+    header = f"{'repo':32} {'mode':14} {'records':>7} {'kept':>5} {'F→P exact':>10} "
     header += f"{'P→P exact':>10} {'P→P J':>6}  not exact (why)"
     print(header)
     for row in table:
         share = 100 * row["f2p_exact"] / row["records"]
         why = ", ".join(f"{reason}: {n}" for reason, n in sorted(row["not_exact"].items()))
         print(
-            f"{row['repo']:32} {row['mode']:6} {row['records']:7d} {row['kept']:5d} "
+            f"{row['repo']:32} {row['mode']:14} {row['records']:7d} {row['kept']:5d} "
             f"{row['f2p_exact']:4d} ({share:3.0f}%) {row['p2p_exact']:10d} "
             f"{row['p2p_jaccard']:6.3f}  {why or '-'}"
         )
@@ -279,7 +292,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work-dir", type=Path, default=Path(".swt-work/fidelity"))
     parser.add_argument("--spec-dir", type=Path, action="append", default=[])
     parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--repetitions", type=int, default=1)
+    parser.add_argument("--repetitions", type=int, default=1, help="runs per side")
+    parser.add_argument(
+        "--coverage", action="store_true", help="measure ΔC too (a full validation, as built)"
+    )
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--progress", action="store_true", help="print a line per candidate")
     parser.add_argument(

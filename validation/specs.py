@@ -63,6 +63,16 @@ class Settings(_Model):
     env: dict[str, str] | None = None
     dated: bool | None = Field(default=None, description="resolve unpinned deps as of the date")
 
+    @field_validator("test_command")
+    @classmethod
+    def _starts_with_python(cls, value: list[str] | None) -> list[str] | None:
+        if value and value[0] != "python":
+            raise ValueError(
+                f"test_command must start with python (the environment's), not {value[0]!r}: "
+                'e.g. ["python", "-m", "pytest"]'
+            )
+        return value
+
 
 class Entry(Settings):
     """Settings for the versions matching ``versions`` (a PEP 440 specifier; "" = all)."""

@@ -130,9 +130,13 @@ class ValidateStage(Stage):
             return Outcome.drop(
                 STAGE, DropReason.NO_TEST_FILES, test_patch_files=_patched_files(record)
             )
-        lines = coverage.patch_lines(record.patch) if self.settings.coverage else None
-        if lines is not None and not (lines.removed or lines.added):
-            # known before any run: no run could measure this patch
+        try:
+            lines = coverage.patch_lines(record.patch) if self.settings.coverage else None
+        except PatchError as error:
+            return Outcome.drop(STAGE, DropReason.GOLDEN_PATCH_DOES_NOT_APPLY, error=str(error))
+        if lines is not None and not (lines.removed or lines.added) and _patch_files(record.patch):
+            # known before any run: no run could measure this patch (one naming no file at all
+            # is left to git apply, below)
             return Outcome.drop(
                 STAGE,
                 DropReason.COVERAGE_UNMEASURABLE,

@@ -228,6 +228,20 @@ def test_docs_only_golden_patch_is_coverage_unmeasurable(make_case):
     assert "runs" not in evidence  # known from the patch alone: dropped before any test run
 
 
+@pytest.mark.parametrize("backend", ["local"])  # decided before any run: once is enough
+@pytest.mark.parametrize(
+    "patch",
+    [
+        "--- a/pkg/__init__.py\n+++ b/pkg/__init__.py\n@@ -1,3 +1,3 @@\n-def add(a, b):\n",
+        "this is not a diff\n",
+    ],
+    ids=["short-hunk", "no-diff"],
+)
+def test_a_broken_golden_patch_is_not_called_unmeasurable(make_case, backend, patch):
+    outcome = make_case({"tests/test_pkg.py": ADD_TEST}, {}, patch=patch, coverage=True)
+    assert outcome.verdict.reason is DropReason.GOLDEN_PATCH_DOES_NOT_APPLY
+
+
 @pytest.mark.parametrize("backend", ["local"])  # the drop itself runs on every backend above
 def test_unexecuted_python_patch_is_coverage_unmeasurable(make_case, backend):
     """The F→P test passes for a reason the patched Python lines have nothing to do with."""

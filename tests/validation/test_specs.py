@@ -71,6 +71,8 @@ def test_entries_by_version_range_merge_over_defaults(tmp_path):
         (('python = "3.9"', 'pythn = "3.9"'), "pythn"),
         (('versions = "<2.0"', 'versions = "2.0 or older"'), "not a version specifier"),
         (('runner = "unittest"', 'runner = "nose"'), "runner"),
+        (('runner = "unittest"', 'test_command = ["pytest", "-x"]'), "must start with python"),
+        (('runner = "unittest"', "test_command = []"), "test_command"),
         (("digits = 2", "digits = 7"), "digits"),
         (('repo = "acme/widgets"', 'repo = "widgets"'), "repo"),
     ],
