@@ -27,7 +27,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from builder.config import LimitsConfig, ValidationConfig
+from builder.config import DockerConfig, LimitsConfig, ValidationConfig
 from builder.executor import Executor
 from builder.pipeline import RejectedLog, StageStats, run_stage
 from builder.records import Candidate, Record, Verdict
@@ -138,7 +138,7 @@ class _Verdicts(RejectedLog):
 
 def _settings(mode: str, args: argparse.Namespace) -> ValidationConfig:
     return ValidationConfig(
-        backend="local",
+        backend=args.backend,
         timeout_s=args.timeout,
         repetitions=args.repetitions,
         coverage=args.coverage,
@@ -154,7 +154,8 @@ def evaluate(
     candidates: list[Candidate], mode: str, args: argparse.Namespace, repos: dict[str, str]
 ) -> list[dict[str, Any]]:
     """Validate ``candidates`` in ``mode`` and compare each with its official lists."""
-    stage = ValidateStage(_settings(mode, args), args.work_dir, repos)
+    docker = DockerConfig(base_images=dict(args.base_image)) if args.base_image else None
+    stage = ValidateStage(_settings(mode, args), args.work_dir, repos, docker)
     store = ResultStore(args.work_dir / "store")
     if args.only_stored:  # report what earlier (possibly interrupted) runs finished
         candidates = [c for c in candidates if store.get(stage.name, stage.key(c)) is not None]
@@ -204,6 +205,11 @@ def evaluate(
                 f2p_exact=f2p == official_f2p,
                 f2p_missing=sorted(official_f2p - f2p),
                 f2p_extra=sorted(f2p - official_f2p),
+                why=_why_f2p_differs(
+                    official_f2p - f2p,
+                    f2p - official_f2p,
+                    args.work_dir / "logs" / candidate.instance_id / stage.key(candidate)[:12],
+                ),
                 p2p_exact=p2p == official_p2p,
                 p2p_missing=sorted(official_p2p - p2p),
                 p2p_extra=sorted(p2p - official_p2p),
@@ -223,7 +229,32 @@ def _label(mode: str, args: argparse.Namespace) -> str:
         label += f"+{args.repetitions}x"
     if args.coverage:
         label += "+cov"
+    if args.backend != "local":
+        label += f"+{args.backend}"
     return label
+
+
+COLLECTION_ABORT = "official F→P has tests passing before (session stopped by a collection error)"
+"""Why an official list can name tests that pass before the fix: run without
+``--continue-on-collection-errors``, pytest stops the whole session when one touched test file
+cannot be imported, so every test of every other file counts as failing before. By the
+definition (a test fails on an error in *its* file) those tests are not F→P; ours are."""
+
+
+def _why_f2p_differs(missing: set[str], extra: set[str], logs: Path) -> str:
+    """A kept record whose F→P differs: the collection-abort artifact when that explains all."""
+    listing = logs / "runs.jsonl"
+    if not missing or extra or not listing.is_file():
+        return ""
+    runs = [json.loads(line) for line in listing.read_text().splitlines()]
+    before = [run for run in runs if run["suite"] == "golden" and run["side"] == "before"]
+    after = [run for run in runs if run["suite"] == "golden" and run["side"] == "after"]
+    aborted = all(run["collection_errors"] for run in before)
+    passing = all(
+        {normalize(t) for t, status in run["tests"].items() if status == "passed"} >= missing
+        for run in before + after
+    )
+    return COLLECTION_ABORT if aborted and passing else ""
 
 
 class _Progress:
@@ -249,10 +280,11 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     table = []
     for (repo, mode), items in sorted(groups.items()):
         reasons = collections.Counter(
-            row["reason"] if not row["kept"] else "kept, F→P differs"
+            row["reason"] if not row["kept"] else (row.get("why") or "kept, F→P differs")
             for row in items
             if not row["f2p_exact"]
         )
+        artifacts = sum(row.get("why") == COLLECTION_ABORT for row in items)
         table.append(
             {
                 "repo": repo,
@@ -260,6 +292,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "records": len(items),
                 "kept": sum(row["kept"] for row in items),
                 "f2p_exact": sum(row["f2p_exact"] for row in items),
+                "f2p_as_defined": sum(row["f2p_exact"] for row in items) + artifacts,
                 "p2p_exact": sum(row["p2p_exact"] for row in items),
                 "p2p_jaccard": sum(row["p2p_jaccard"] for row in items) / len(items),
                 "not_exact": dict(reasons),
@@ -270,14 +303,16 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def print_table(table: list[dict[str, Any]]) -> None:
     header = f"{'repo':32} {'mode':14} {'records':>7} {'kept':>5} {'F→P exact':>10} "
-    header += f"{'P→P exact':>10} {'P→P J':>6}  not exact (why)"
+    header += f"{'as defined':>11} {'P→P exact':>10} {'P→P J':>6}  not exact (why)"
     print(header)
     for row in table:
         share = 100 * row["f2p_exact"] / row["records"]
+        defined = 100 * row["f2p_as_defined"] / row["records"]
         why = ", ".join(f"{reason}: {n}" for reason, n in sorted(row["not_exact"].items()))
         print(
             f"{row['repo']:32} {row['mode']:14} {row['records']:7d} {row['kept']:5d} "
-            f"{row['f2p_exact']:4d} ({share:3.0f}%) {row['p2p_exact']:10d} "
+            f"{row['f2p_exact']:4d} ({share:3.0f}%) {row['f2p_as_defined']:4d} ({defined:3.0f}%) "
+            f"{row['p2p_exact']:10d} "
             f"{row['p2p_jaccard']:6.3f}  {why or '-'}"
         )
 
@@ -293,6 +328,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec-dir", type=Path, action="append", default=[])
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--repetitions", type=int, default=1, help="runs per side")
+    parser.add_argument("--backend", choices=("local", "docker"), default="local")
+    parser.add_argument(
+        "--base-image",
+        nargs=2,
+        action="append",
+        metavar=("PYTHON", "IMAGE"),
+        help="docker: your own base image for a Python version (repeat)",
+    )
     parser.add_argument(
         "--coverage", action="store_true", help="measure ΔC too (a full validation, as built)"
     )
