@@ -320,18 +320,28 @@ def measuring_pythons(tmp_path_factory):
     from validation.environment import EnvironmentSpec, LocalEnvironments
     from validation.interpreters import Interpreters
 
-    environments = LocalEnvironments(tmp_path_factory.mktemp("envs"), Interpreters())
+    interpreters = Interpreters()
+    environments = LocalEnvironments(tmp_path_factory.mktemp("envs"), interpreters)
 
-    def python(version: str) -> Path:
+    def python(version: str) -> tuple[str, Path]:
+        """("3.12+": the oldest interpreter found from 3.12 on) → (version, its env's python)."""
+        if version.endswith("+"):
+            floor = tuple(map(int, version[:-1].split(".")))
+            found = sorted(
+                tuple(map(int, v.split("."))) for v in interpreters.available()
+                if tuple(map(int, v.split("."))) >= floor
+            )  # fmt: skip
+            assert found, f"no Python {version} interpreter found: {interpreters.search_paths}"
+            version = ".".join(map(str, found[0]))
         packages = ("pytest", coverage_requirement(version))
-        return environments.python(EnvironmentSpec(python=version, packages=packages))
+        return version, environments.python(EnvironmentSpec(python=version, packages=packages))
 
     return python
 
 
 @pytest.mark.parametrize(
     ("python", "contexts"),
-    [("3.11", "runner"), ("3.11", "test_function"), ("3.12", "runner")],
+    [("3.11", "runner"), ("3.11", "test_function"), ("3.12+", "runner")],
 )
 def test_every_test_running_a_wanted_line_is_its_context(
     measuring_pythons, tmp_path, python, contexts
@@ -348,11 +358,12 @@ def test_every_test_running_a_wanted_line_is_its_context(
     runner = make_runner("pytest")
     plugin = runner.context_options(CONTEXT_PLUGIN) if contexts == "runner" else None
     scratch = tmp_path / "scratch"
+    python, interpreter = measuring_pythons(python)
     command = runner.command(
-        str(measuring_pythons(python)), ["tests/test_a.py"], str(scratch / "r.xml"), plugin or ()
+        str(interpreter), ["tests/test_a.py"], str(scratch / "r.xml"), plugin or ()
     )
     text = rcfile(["pkg/__init__.py"], str(scratch / "data"), contexts=contexts, python=python)
-    assert ("core = sysmon" in text) == (python == "3.12")
+    assert ("core = sysmon" in text) == (python != "3.11")
     wrapped = measured_command(
         command, str(scratch / "rc"), text, str(scratch / "cov.json"), {"pkg/__init__.py": {2, 7}}
     )
