@@ -214,6 +214,7 @@ def evaluate(
                 p2p_missing=sorted(official_p2p - p2p),
                 p2p_extra=sorted(p2p - official_p2p),
                 p2p_jaccard=len(p2p & official_p2p) / len(union) if union else 1.0,
+                golden_coverage=instance.golden_coverage,
                 environment=instance.run_metadata.get("environment", ""),
                 python=instance.run_metadata.get("python", ""),
                 detected_version=instance.run_metadata.get("detected_version", ""),
@@ -295,25 +296,32 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "f2p_as_defined": sum(row["f2p_exact"] for row in items) + artifacts,
                 "p2p_exact": sum(row["p2p_exact"] for row in items),
                 "p2p_jaccard": sum(row["p2p_jaccard"] for row in items) / len(items),
+                "golden_coverage": _mean(row.get("golden_coverage") for row in items),
                 "not_exact": dict(reasons),
             }
         )
     return table
 
 
+def _mean(values: Any) -> float | None:
+    measured = [value for value in values if value is not None]
+    return sum(measured) / len(measured) if measured else None
+
+
 def print_table(table: list[dict[str, Any]]) -> None:
     header = f"{'repo':32} {'mode':14} {'records':>7} {'kept':>5} {'F→P exact':>10} "
-    header += f"{'as defined':>11} {'P→P exact':>10} {'P→P J':>6}  not exact (why)"
+    header += f"{'as defined':>11} {'P→P exact':>10} {'P→P J':>6} {'ΔC':>5}  not exact (why)"
     print(header)
     for row in table:
         share = 100 * row["f2p_exact"] / row["records"]
         defined = 100 * row["f2p_as_defined"] / row["records"]
+        mean = row.get("golden_coverage")
+        coverage = "-" if mean is None else f"{mean:.2f}"
         why = ", ".join(f"{reason}: {n}" for reason, n in sorted(row["not_exact"].items()))
         print(
             f"{row['repo']:32} {row['mode']:14} {row['records']:7d} {row['kept']:5d} "
             f"{row['f2p_exact']:4d} ({share:3.0f}%) {row['f2p_as_defined']:4d} ({defined:3.0f}%) "
-            f"{row['p2p_exact']:10d} "
-            f"{row['p2p_jaccard']:6.3f}  {why or '-'}"
+            f"{row['p2p_exact']:10d} {row['p2p_jaccard']:6.3f} {coverage:>5}  {why or '-'}"
         )
 
 

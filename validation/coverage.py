@@ -90,15 +90,24 @@ _MEASURE = (
     "    data = cov.get_data()\n"
     "    for name in sorted(data.measured_files()):\n"
     "        path = os.path.relpath(name) if os.path.isabs(name) else name\n"
+    "        lines = wanted.get(path, ())\n"
     "        try:\n"
     "            _, statements, _, missing, _ = cov.analysis2(name)\n"
-    "            executed = sorted(set(statements) - set(missing))\n"
+    "            executed = set(statements) - set(missing)\n"
+    "            from coverage.python import PythonFileReporter\n"
+    "            reporter = PythonFileReporter(os.path.abspath(name), cov)\n"
+    "            starts = {n: set(reporter.translate_lines([n])) for n in lines}\n"
     "        except coverage.CoverageException:  # no source to analyse: the raw lines\n"
-    "            executed = sorted(data.lines(name) or ())\n"
+    "            executed = set(data.lines(name) or ())\n"
+    "            starts = {n: {n} for n in lines}\n"
+    "        executed |= {n for n, first in starts.items() if first and first <= executed}\n"
     "        by_line = data.contexts_by_lineno(name)\n"
-    "        keep = [n for n in wanted.get(path, ()) if n in by_line]\n"
-    "        contexts = {str(n): sorted(by_line[n]) for n in keep}\n"
-    "        result['files'][path] = {'executed_lines': executed, 'contexts': contexts}\n"
+    "        contexts = {}\n"
+    "        for n, first in starts.items():\n"
+    "            names = set(by_line.get(n, ())).union(*(by_line.get(f, ()) for f in first))\n"
+    "            if names:\n"
+    "                contexts[str(n)] = sorted(names)\n"
+    "        result['files'][path] = {'executed_lines': sorted(executed), 'contexts': contexts}\n"
     "except coverage.CoverageException as error:  # no data: nothing measured ran\n"
     "    result['no_data'] = str(error)\n"
     "with open(report, 'w') as handle:\n"
@@ -110,8 +119,15 @@ _MEASURE = (
 the parallel data files (children included) and writes what was measured as JSON in the shape
 of coverage's JSON report: per file its executed statements, and the contexts (tests) of the
 wanted lines only (coverage's own report with every line's contexts costs seconds on real
-code). Exits with the command's own exit code. One command: a backend may give every command a
-fresh scratch dir (Docker does), so writing, measuring and reporting cannot be split."""
+code). A wanted line inside a multi-line statement (a continuation line) counts as executed when
+its statement is, and gets its statement's contexts: coverage reports statements by their
+first line, so a patch changing only ``or getattr(...)`` on line 3 of an expression would
+otherwise never look executed. Exits with the command's own exit code. One command: a backend
+may give every command a fresh scratch dir (Docker does), so writing, measuring and reporting
+cannot be split."""
+
+MEASURE_VERSION = 2
+"""Bump when what a measured run reports changes (part of result keys when coverage is on)."""
 
 SYSMON_PYTHON = (3, 12)
 """From this Python on (with coverage.py ≥ 7.9, which is pinned there) the sys.monitoring core

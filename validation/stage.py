@@ -106,12 +106,15 @@ class ValidateStage(Stage):
         return list(available()) if available else list(PYTHON_RELEASES)
 
     def fingerprint(self) -> Any:
-        return {
+        fingerprint = {
             "validation": self.settings.model_dump(mode="json"),
             "backend": self.backend.fingerprint(),
             "environments": self.environments.fingerprint(),
             "grading": GRADING_VERSION,
         }
+        if self.settings.coverage:  # results without coverage do not depend on how it measures
+            fingerprint["coverage_measure"] = coverage.MEASURE_VERSION
+        return fingerprint
 
     def key(self, record: Candidate) -> str:
         """The stage's settings plus the spec of this record's repository alone."""

@@ -228,6 +228,27 @@ def test_docs_only_golden_patch_is_coverage_unmeasurable(make_case):
     assert "runs" not in evidence  # known from the patch alone: dropped before any test run
 
 
+def test_a_patch_line_inside_a_multi_line_statement_counts(make_case):
+    """coverage reports a statement by its first line; the patch changes only its third."""
+    code = "def pick(a, b):\n    return (\n        a\n        and b\n    )\n"
+    tests = "from pkg import pick\n\n\ndef test_pick():\n    assert pick(0, 2) == 2\n"
+    outcome = make_case(
+        {"tests/test_pkg.py": tests},
+        {"pkg/__init__.py": code.replace("and b", "or b")},
+        base_files={"pkg/__init__.py": code, "tests/test_pkg.py": ""},
+        coverage=True,
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    report = _report(outcome)
+    assert {(line["side"], line["line"]) for line in report["lines"]} == {
+        ("before", 4),
+        ("after", 4),
+    }
+    assert outcome.output.golden_coverage == 1.0
+    contexts = [line["contexts"] for line in report["lines"]]
+    assert all("tests/test_pkg.py::test_pick" in names for names in contexts)
+
+
 @pytest.mark.parametrize("backend", ["local"])  # decided before any run: once is enough
 @pytest.mark.parametrize(
     "patch",
@@ -291,15 +312,19 @@ def test_without_following_children_the_worker_lines_are_lost(make_case, backend
 # ---------------------------------------------------------------------------------------------
 # The measuring wrapper itself, on real interpreters: 3.11 (C tracer) and 3.12 (sys.monitoring).
 
-MEASURED_CODE = "def f(x):\n    y = x + 1\n    return y\n\n\ndef g():\n    return 0\n"
+MEASURED_CODE = (
+    "def f(x):\n    y = x + 1\n    return y\n\n\ndef g():\n    return 0\n\n\n"
+    "def h(x):\n    return (\n        x\n        or 1\n    )\n"  # 10-14: one statement at 11
+)
 MEASURED_TESTS = """\
 import pytest
 
-from pkg import f
+from pkg import f, h
 
 
 def test_one():
     assert f(1) == 2
+    assert h(0) == 1
 
 
 class TestMore:
@@ -364,18 +389,21 @@ def test_every_test_running_a_wanted_line_is_its_context(
     )
     text = rcfile(["pkg/__init__.py"], str(scratch / "data"), contexts=contexts, python=python)
     assert ("core = sysmon" in text) == (python != "3.11")
+    wanted = {"pkg/__init__.py": {2, 7, 13}}  # 13: a continuation line of the statement at 11
     wrapped = measured_command(
-        command, str(scratch / "rc"), text, str(scratch / "cov.json"), {"pkg/__init__.py": {2, 7}}
+        command, str(scratch / "rc"), text, str(scratch / "cov.json"), wanted
     )
     import subprocess
 
     done = subprocess.run(wrapped, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     measured = read_report((scratch / "cov.json").read_bytes())
-    assert measured.executed["pkg/__init__.py"] == {1, 2, 3, 6}  # g's body never runs
+    # g's body never runs; 13 counts because its statement (11) ran
+    assert measured.executed["pkg/__init__.py"] == {1, 2, 3, 6, 10, 11, 13}
     contexts_of_line = measured.contexts["pkg/__init__.py"]
-    assert set(contexts_of_line) == {2}  # only wanted lines carry contexts; 7 never ran
+    assert set(contexts_of_line) == {2, 13}  # only wanted lines carry contexts; 7 never ran
     if contexts == "runner":
         assert list(contexts_of_line[2]) == NODE_IDS
+        assert contexts_of_line[13] == ("tests/test_a.py::test_one",)
     else:  # coverage's function contexts: test_two's parameters share one name
         assert len(contexts_of_line[2]) == 2
