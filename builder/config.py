@@ -49,7 +49,8 @@ class LimitsConfig(_Section):
 
 class ValidationConfig(_Section):
     backend: Literal["local", "docker", "auto"] = Field(
-        default="auto", description="auto: docker when a daemon answers, else local"
+        default="auto",
+        description="auto: docker when a daemon answers and base images can be had, else local",
     )
     timeout_s: float = Field(default=900.0, gt=0, description="per test run; the run is killed")
     python: str = Field(
