@@ -131,27 +131,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _measure(args: argparse.Namespace, python: str, workload: str) -> None:
-    from recipes.swe_bench import to_candidate
+    from recipes.swe_bench import make_record, to_candidate
 
     with tempfile.TemporaryDirectory(prefix="swt-bench-validation-") as scratch:
         root = Path(scratch)
         repo, base, patch, test_patch = _fixture(root, args.tests, workload)
-        candidate = to_candidate(
-            {
-                "repo": "bench/validation",
-                "instance_id": "bench__validation-1",
-                "base_commit": base,
-                "patch": patch,
-                "test_patch": test_patch,
-                "problem_statement": "add() subtracts",
-                "hints_text": "",
-                "created_at": "2024-02-01T00:00:00Z",
-                "version": "0.1",
-                "environment_setup_commit": base,
-                "FAIL_TO_PASS": "[]",
-                "PASS_TO_PASS": "[]",
-            }  # fmt: skip
-        )
+        record = make_record("bench/validation", 1, base, patch, test_patch)
+        candidate = to_candidate({**record, "problem_statement": "add() subtracts"})
         work = root / "work"
         for coverage in (False, True):  # warm both environments (built once, reused after)
             _validate(work, repo, candidate, coverage, 1, python)

@@ -118,6 +118,31 @@ def to_candidate(raw: dict[str, Any]) -> Candidate:
     )
 
 
+def make_record(
+    repo: str, number: int, base: str, patch: str, test_patch: str, **extra: Any
+) -> dict[str, Any]:
+    """A SWE-bench-format record (a dict) for a repository at hand: fixtures, benchmarks.
+
+    ``extra`` overrides any column (e.g. ``version=""``, ``problem_statement=...``).
+    """
+    record = {
+        "repo": repo,
+        "instance_id": f"{repo.replace('/', '__')}-{number}",
+        "base_commit": base,
+        "patch": patch,
+        "test_patch": test_patch,
+        "problem_statement": f"Issue {number}: something is wrong.",
+        "hints_text": "",
+        "created_at": "2024-02-01T00:00:00Z",
+        "version": "0.1",
+        "environment_setup_commit": base,
+        "FAIL_TO_PASS": "[]",
+        "PASS_TO_PASS": "[]",
+    }
+    record.update(extra)
+    return record
+
+
 def swe_bench_candidates(location: str, split: str = "test") -> Iterator[tuple[Any, Outcome]]:
     """Yield ``(raw, outcome)`` per row: a Candidate, or a named drop with the error as evidence."""
     seen: set[str] = set()

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from recipes.swe_bench import make_record as swe_record  # noqa: F401  (the tests' record builder)
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Fixture",
     "GIT_AUTHOR_EMAIL": "fixture@example.invalid",
@@ -62,26 +64,6 @@ class GitRepo:
 @pytest.fixture
 def git_repo(tmp_path):
     return GitRepo(tmp_path / "repo")
-
-
-def swe_record(repo_name: str, number: int, base: str, patch: str, test_patch: str, **extra):
-    """A SWE-bench-format record (as a dict) for a fixture repository."""
-    record = {
-        "repo": repo_name,
-        "instance_id": f"{repo_name.replace('/', '__')}-{number}",
-        "base_commit": base,
-        "patch": patch,
-        "test_patch": test_patch,
-        "problem_statement": f"Issue {number}: something is wrong.",
-        "hints_text": "",
-        "created_at": "2024-02-01T00:00:00Z",
-        "version": "0.1",
-        "environment_setup_commit": base,
-        "FAIL_TO_PASS": "[]",
-        "PASS_TO_PASS": "[]",
-    }
-    record.update(extra)
-    return record
 
 
 def write_records(path: Path, records: list[dict]) -> Path:
