@@ -26,7 +26,7 @@ from builder.records import (
     write_jsonl,
 )
 from builder.store import atomic_write_text, result_key
-from validation import coverage
+from validation import coverage, metadata
 from validation.backends import Session, make_backend
 from validation.backends.local import Limits, LocalBackend
 from validation.codebase import codebase_size
@@ -111,6 +111,7 @@ class ValidateStage(Stage):
             "backend": self.backend.fingerprint(),
             "environments": self.environments.fingerprint(),
             "grading": GRADING_VERSION,
+            "metadata": metadata.VERSION,
         }
         if self.settings.coverage:  # results without coverage do not depend on how it measures
             fingerprint["coverage_measure"] = coverage.MEASURE_VERSION

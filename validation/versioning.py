@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from validation.gitutil import git
 
 _SETUP_PY_VERSION = re.compile(r"""\bversion\s*=\s*['"]([^'"]+)['"]""")
+_SETUP_PY_NAME = re.compile(r"""\bname\s*=\s*['"]([A-Za-z0-9][A-Za-z0-9._-]*)['"]""")
 _DUNDER_VERSION = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
 _RELEASE = re.compile(r"(\d+(?:\.\d+)*)")
 
@@ -106,6 +107,34 @@ def package_version(mirror: Path, commit: str, root: str = "") -> str | None:
             if text and (dunder := _DUNDER_VERSION.search(text)):
                 return dunder.group(1)
     return None
+
+
+def package_name(mirror: Path, commit: str, root: str = "") -> str | None:
+    """The distribution name the package metadata declares at ``commit``, if written literally
+    (pyproject's ``[project]``/poetry, setup.cfg's ``[metadata]``, ``name="…"`` in setup.py)."""
+    prefix = f"{root.rstrip('/')}/" if root else ""
+    pyproject = show(mirror, commit, f"{prefix}pyproject.toml")
+    if pyproject:
+        try:
+            data = tomllib.loads(pyproject)
+        except tomllib.TOMLDecodeError:
+            data = {}
+        for table in (data.get("project", {}), data.get("tool", {}).get("poetry", {})):
+            if isinstance(table.get("name"), str):
+                return table["name"]
+    setup_cfg = show(mirror, commit, f"{prefix}setup.cfg")
+    if setup_cfg:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(setup_cfg)
+            value = parser.get("metadata", "name", fallback="").strip()
+        except configparser.Error:
+            value = ""
+        if value:
+            return value
+    setup_py = show(mirror, commit, f"{prefix}setup.py")
+    found = _SETUP_PY_NAME.search(setup_py or "")
+    return found.group(1) if found else None
 
 
 def _attr_version(mirror: Path, commit: str, prefix: str, dotted: str) -> str | None:

@@ -15,6 +15,7 @@ from builder.config import DockerConfig, ValidationConfig
 from recipes.swe_bench import to_candidate
 from tests.conftest import GitRepo, swe_record
 from tests.validation import docker_support
+from tests.validation import test_metadata as metadata_fixture
 from validation.backends import make_backend
 from validation.backends.docker import DockerBackend
 from validation.docker_engine import KIND, SPEC_HASH, label_filter
@@ -268,3 +269,16 @@ def test_project_install_pre_install_and_env_from_the_spec(client, backend, tmp_
         working_dir="/",
     ).decode()  # fmt: skip
     assert output.split() == ["/opt/swt-env/lib/python3.11/site-packages/pkg/__init__.py", "on"]
+
+
+def test_runs_see_the_base_commits_package_metadata(client, backend, tmp_path):
+    """Parity with the local backend (tests/validation/test_metadata.py): the shim runs first
+    in every container, so the version is the base commit's and the entry points remain."""
+    repo, base, environment_commit = metadata_fixture.project(tmp_path, "1.4.2", "1.4.1")
+    spec = EnvironmentSpec(
+        docker_support.PYTHON, (), project=repo.path / ".git", project_commit=environment_commit
+    )
+    environment = backend.prepare(spec)
+    lines = metadata_fixture.probe(backend, environment, repo, base, tmp_path / "run")
+    assert lines[1:3] == ["1.4.1", "['pkg:plugin']"]
+    assert lines[3] == "/testbed/pkg/__init__.py"

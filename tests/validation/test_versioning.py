@@ -6,6 +6,7 @@ from validation.versioning import (
     VersionRule,
     commit_date,
     detect_version,
+    package_name,
     package_version,
     tag_version,
     truncate,
@@ -49,6 +50,19 @@ def test_package_version_from_each_metadata_file(tmp_path, git_repo):
         }
     )
     assert package_version(git_repo.path, none) is None
+
+
+def test_package_name_when_written_literally(git_repo):
+    pyproject = git_repo.commit({"pyproject.toml": '[project]\nname = "p-q"\nversion = "1"\n'})
+    assert package_name(git_repo.path, pyproject) == "p-q"
+    poetry = git_repo.commit({"pyproject.toml": '[tool.poetry]\nname = "po"\n'})
+    assert package_name(git_repo.path, poetry) == "po"
+    cfg = git_repo.commit({"pyproject.toml": None, "setup.cfg": "[metadata]\nname = cfg_name\n"})
+    assert package_name(git_repo.path, cfg) == "cfg_name"
+    literal = git_repo.commit({"setup.cfg": None, "setup.py": "setup(\n    name='lit',\n)\n"})
+    assert package_name(git_repo.path, literal) == "lit"
+    computed = git_repo.commit({"setup.py": "setup(name=NAME)\n"})
+    assert package_name(git_repo.path, computed) is None
 
 
 def test_tag_version_is_the_nearest_release_tag(git_repo):

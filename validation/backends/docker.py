@@ -21,11 +21,13 @@ from validation.docker_environments import (
 )
 from validation.environment import EnvironmentSpec, merge_env
 from validation.images import SUITES
+from validation.metadata import Identity, identity
 from validation.patches import apply_patch
 from validation.process import Completed
 from validation.repos import worktree
 
 SCRATCH = "/swt/scratch"
+METADATA = "/swt/metadata"
 SESSION = "org.swt-builder.session"
 _KILL_MARGIN_S = 30
 """Containers also kill themselves this long after their timeout, should the builder die."""
@@ -45,9 +47,11 @@ class DockerSession(Session):
         tree: Path,
         run_dir: Path,
         settings: DockerConfig,
+        project: Identity | None = None,
     ) -> None:
         self.client, self.environment, self.settings = client, environment, settings
         self.tree, self.run_dir = tree, run_dir
+        self.project = project  # its metadata as of the base commit, shadowed in every run
         self.session_id = uuid.uuid4().hex[:16]
         self.containers: list[str] = []  # ids of the containers this session ran
 
@@ -58,7 +62,7 @@ class DockerSession(Session):
         guard = str(math.ceil(timeout_s) + _KILL_MARGIN_S)
         container = self.client.containers.create(
             self.environment.image_id,
-            command=["timeout", "-s", "KILL", guard, *command],
+            command=["timeout", "-s", "KILL", guard, *self._with_metadata(command)],
             working_dir=WORKDIR,
             environment=self._env(),
             network_mode="none",
@@ -81,6 +85,10 @@ class DockerSession(Session):
             container.remove(force=True)
         return Completed(completed.exit_code, completed.timed_out, completed.duration_s)
 
+    def _with_metadata(self, command: list[str]) -> list[str]:
+        """Each container starts fresh: the shim writes the metadata shadow, then execs."""
+        return self.project.shim(METADATA, command) if self.project else command
+
     def scratch_path(self, name: str) -> str:
         return f"{SCRATCH}/{name}"
 
@@ -90,6 +98,7 @@ class DockerSession(Session):
     def _env(self) -> dict[str, str]:
         """What a run sees besides the image's variables: the checkout first on the path."""
         paths = [WORKDIR, *([f"{WORKDIR}/src"] if (self.tree / "src").is_dir() else [])]
+        paths += [METADATA] if self.project else []
         base = {
             "HOME": "/root",
             "TMPDIR": "/tmp",
@@ -153,4 +162,6 @@ class DockerBackend(Backend):
         self, environment: DockerEnvironment, mirror: Path, commit: str, run_dir: Path
     ) -> Iterator[DockerSession]:
         with worktree(mirror, commit, run_dir / "repo") as tree:
-            yield DockerSession(self.client, environment, tree, run_dir, self.settings)
+            yield DockerSession(
+                self.client, environment, tree, run_dir, self.settings, identity(mirror, commit)
+            )

@@ -16,6 +16,7 @@ from pathlib import Path
 from validation.backends.base import Backend, Session, read_optional
 from validation.environment import EnvironmentSpec, LocalEnvironments
 from validation.interpreters import Interpreters
+from validation.metadata import Identity, identity
 from validation.patches import apply_patch
 from validation.process import Completed, run_killable
 from validation.repos import worktree
@@ -93,10 +94,12 @@ class LocalSession(Session):
         python: Path,
         spec: EnvironmentSpec | None = None,
         limits: Limits | None = None,
+        project: Identity | None = None,
     ) -> None:
         self.tree, self.run_dir, self.python = tree, run_dir, python
         self.spec = spec
         self.limits = limits or Limits()
+        self.project = project  # its metadata as of the base commit, shadowed in every run
 
     def apply(self, patch: str, label: str, check_only: bool = False) -> None:
         apply_patch(self.tree, patch, label, check_only)
@@ -116,6 +119,8 @@ class LocalSession(Session):
             if isolation is not None:
                 prefix, loopback = isolation, "lo"
         shim = [sys.executable, "-c", _SANDBOX, json.dumps(self.limits.rlimits()), loopback]
+        if self.project is not None:
+            command = self.project.shim(str(self.run_dir / "metadata"), command)
         return [*prefix, *shim, *command]
 
     def scratch_path(self, name: str) -> str:
@@ -130,6 +135,7 @@ class LocalSession(Session):
         for folder in (home, tmp, self.run_dir / "scratch"):
             folder.mkdir(parents=True, exist_ok=True)
         paths = [str(self.tree / "src")] if (self.tree / "src").is_dir() else []
+        paths += [str(self.run_dir / "metadata")] if self.project else []
         env = {
             "PATH": f"{self.python.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
             "HOME": str(home),
@@ -198,5 +204,6 @@ class LocalBackend(Backend):
     ) -> Iterator[LocalSession]:
         with worktree(mirror, commit, run_dir / "repo") as tree:
             yield LocalSession(
-                tree, run_dir, environment, self._specs.get(environment), self.limits
-            )
+                tree, run_dir, environment, self._specs.get(environment), self.limits,
+                identity(mirror, commit),
+            )  # fmt: skip
