@@ -19,7 +19,7 @@ from validation.repos import file_lock, worktree
 COMPLETE = "swt-environment.json"
 """Written last, atomically: an environment without it is unfinished and is rebuilt."""
 
-KEY_VERSION = 4
+KEY_VERSION = 5
 """Bump when the meaning of the install steps changes: every environment is rebuilt."""
 
 UNDATED_BUILD_TOOLS = ("setuptools", "wheel", "pip")
@@ -27,6 +27,10 @@ UNDATED_BUILD_TOOLS = ("setuptools", "wheel", "pip")
 RUNTIME_SETUPTOOLS = "setuptools<81"
 """Installed unless a spec names setuptools: what ``python -m venv`` seeded for years, and
 older projects import ``pkg_resources`` (removed in setuptools 81) without declaring it."""
+TYPEGUARD_SETUPTOOLS = ("2024-07-17", "setuptools<71")
+"""A dated environment of before setuptools 71 (released 2024-07-17) gets a setuptools older than
+it: 71 vendors typeguard, whose pytest plugin (found once ``pkg_resources`` puts the vendored
+packages on the path) crashes the pytest of earlier eras (pytest 5: ``addini(type="string")``)."""
 _FAR_FUTURE = "2100-01-01T00:00:00Z"
 
 
@@ -174,7 +178,7 @@ def install_steps(
         extras = f"[{','.join(spec.extras)}]" if spec.extras else ""
         targets.append(f"{project_dir}{extras}")
     dated = bool(spec.exclude_newer) and installer == "uv"
-    seed = [] if _names_setuptools(spec.packages) else [RUNTIME_SETUPTOOLS]
+    seed = [] if _names_setuptools(spec.packages) else [_runtime_setuptools(spec, dated)]
     first = [*seed, *spec.unpinned, *targets] if dated else [*seed, *spec.packages, *targets]
     if first:
         date: tuple[str, ...] = ()
@@ -190,6 +194,12 @@ def install_steps(
             InstallStep("install command", ("sh", "-c", spec.install_command), in_project=True)
         )
     return steps
+
+
+def _runtime_setuptools(spec: EnvironmentSpec, dated: bool) -> str:
+    """The setuptools installed with a spec that names none (see TYPEGUARD_SETUPTOOLS)."""
+    released, older = TYPEGUARD_SETUPTOOLS
+    return older if dated and spec.exclude_newer[:10] < released else RUNTIME_SETUPTOOLS
 
 
 def find_uv() -> str | None:

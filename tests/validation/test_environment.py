@@ -68,8 +68,27 @@ def test_dated_steps_resolve_unpinned_by_date_then_install_pins_undated():
     assert "setuptools=2100-01-01T00:00:00Z" in dependencies  # build tools are never dated
     assert dependencies[-4:] == ("hypothesis", "-r", "/src/req-test.txt", "/src[test]")
     assert "pytest==8.3.5" not in dependencies
-    assert "setuptools<81" in dependencies  # pkg_resources, as `python -m venv` gave for years
+    # pkg_resources, as `python -m venv` gave for years; of before setuptools 71 in 2021
+    assert "setuptools<71" in dependencies
     assert steps[2].argv[-1] == "pytest==8.3.5" and "--exclude-newer" not in steps[2].argv
+
+
+def test_runtime_setuptools_predates_vendored_typeguard_in_dated_environments_of_before():
+    """setuptools 71 vendors typeguard, whose pytest plugin crashed pytest 5 in pvlib 0.7's
+    dated environment (no test collected): environments dated before it get an older one."""
+
+    def seed(spec):
+        steps = install_steps(spec, base_python="p", venv="/e", project_dir="/src")
+        (dependencies,) = [step for step in steps if step.label == "dependencies"]
+        return [arg for arg in dependencies.argv if arg.startswith("setuptools<")]
+
+    assert seed(dataclasses.replace(BASE, exclude_newer="2024-07-16T23:59:59Z")) == [
+        "setuptools<71"
+    ]
+    assert seed(dataclasses.replace(BASE, exclude_newer="2024-07-17T00:00:00Z")) == [
+        "setuptools<81"
+    ]
+    assert seed(dataclasses.replace(BASE, exclude_newer="")) == ["setuptools<81"]  # undated
 
 
 def test_undated_pip_steps_system_packages_pre_install_and_custom_install():
