@@ -9,7 +9,10 @@ loop inside the patched module, the worst case for line coverage):
 - overhead = the stage's whole wall time / the summed durations of its test runs (goal ≤ 1.3×);
 - coverage = median duration of an instrumented run / median duration of the same runs (suite,
   side, repetition) with coverage off (goal ≤ 1.3×); and the whole validation's test time,
-  coverage on / off (only the first repetition of each side is instrumented).
+  coverage on / off (only the first repetition of each side is instrumented);
+- coverage.py's floor: a bare ``coverage run`` (only ``include``: no contexts, no subprocess or
+  multiprocessing following, no report) of the same test file vs the plain run, in the same
+  environment — what any measurement with coverage.py costs at least on that Python.
 
 Run with ``.venv/bin/python -m benchmarks.bench_validation``.
 """
@@ -176,6 +179,43 @@ def _measure(args: argparse.Namespace, python: str, workload: str) -> None:
         raw_on = statistics.median(sum(ds) for _, ds in results[True])
         raw_off = statistics.median(sum(ds) for _, ds in results[False])
         print(f"validation test time, coverage on / off: {raw_on / raw_off:.3f}x")
+        bare, alone = _floor(work, repo, max(args.rounds, 5), python)
+        print(
+            f"coverage.py floor (bare `coverage run`, include only) vs plain: {bare:.3f}s vs "
+            f"{alone:.3f}s, ratio {bare / alone:.3f}x"
+        )
+
+
+def _floor(work: Path, repo: Path, rounds: int, version: str) -> tuple[float, float]:
+    """Medians of a bare ``coverage run`` and a plain run of the fixture's test file, in the
+    warm environment that has coverage.py (alternating, ``rounds`` each); the core is the one
+    validation uses on that Python (sys.monitoring from 3.12)."""
+    import json
+
+    from validation.coverage import SYSMON_PYTHON
+
+    (python,) = [
+        marker.parent / "bin" / "python"
+        for marker in (work / "envs").glob("*/swt-environment.json")
+        if any(p.startswith("coverage") for p in json.loads(marker.read_text())["packages"])
+    ]
+    rc = repo.parent / "floor.coveragerc"
+    sysmon = tuple(int(part) for part in version.split(".")) >= SYSMON_PYTHON
+    rc.write_text(
+        f"[run]\ndata_file = {repo.parent / 'floor.coverage'}\n"
+        + ("core = sysmon\n" if sysmon else "")
+        + "include =\n    pkg/*\n"
+    )
+    plain = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_pkg.py"]
+    measured = [str(python), "-m", "coverage", "run", f"--rcfile={rc}", *plain[1:]]
+    env = {**os.environ, "PYTHONPATH": str(repo), "PYTHONDONTWRITEBYTECODE": "1"}
+    times: dict[str, list[float]] = {"bare": [], "plain": []}
+    for _ in range(rounds):
+        for name, command in (("plain", plain), ("bare", measured)):
+            started = time.perf_counter()
+            subprocess.run(command, cwd=repo, env=env, check=False, capture_output=True)
+            times[name].append(time.perf_counter() - started)
+    return statistics.median(times["bare"]), statistics.median(times["plain"])
 
 
 if __name__ == "__main__":
