@@ -71,32 +71,17 @@ def package_version(mirror: Path, commit: str, root: str = "") -> str | None:
     ``__version__``; dynamic versions from git (setuptools_scm, versioneer) give None.
     """
     prefix = f"{root.rstrip('/')}/" if root else ""
-    pyproject = show(mirror, commit, f"{prefix}pyproject.toml")
-    if pyproject:
-        try:
-            data = tomllib.loads(pyproject)
-        except tomllib.TOMLDecodeError:
-            data = {}
-        project = data.get("project", {})
-        if isinstance(project.get("version"), str):
-            return project["version"]
-        poetry = data.get("tool", {}).get("poetry", {})
-        if isinstance(poetry.get("version"), str):
-            return poetry["version"]
-    setup_cfg = show(mirror, commit, f"{prefix}setup.cfg")
-    if setup_cfg:
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read_string(setup_cfg)
-        except configparser.Error:
-            parser = configparser.ConfigParser()
-        value = parser.get("metadata", "version", fallback="").strip()
-        if value.startswith("attr:"):
-            found = _attr_version(mirror, commit, prefix, value[5:].strip())
-            if found:
-                return found
-        elif value and not value.startswith("file:"):
-            return value
+    data = _toml(mirror, commit, f"{prefix}pyproject.toml")
+    for table in (data.get("project", {}), data.get("tool", {}).get("poetry", {})):
+        if isinstance(table.get("version"), str):
+            return table["version"]
+    value = _cfg_metadata(mirror, commit, f"{prefix}setup.cfg", "version")
+    if value.startswith("attr:"):
+        found = _attr_version(mirror, commit, prefix, value[5:].strip())
+        if found:
+            return found
+    elif value and not value.startswith("file:"):
+        return value
     setup_py = show(mirror, commit, f"{prefix}setup.py")
     if setup_py:
         found = _SETUP_PY_VERSION.search(setup_py)
@@ -113,28 +98,38 @@ def package_name(mirror: Path, commit: str, root: str = "") -> str | None:
     """The distribution name the package metadata declares at ``commit``, if written literally
     (pyproject's ``[project]``/poetry, setup.cfg's ``[metadata]``, ``name="…"`` in setup.py)."""
     prefix = f"{root.rstrip('/')}/" if root else ""
-    pyproject = show(mirror, commit, f"{prefix}pyproject.toml")
-    if pyproject:
-        try:
-            data = tomllib.loads(pyproject)
-        except tomllib.TOMLDecodeError:
-            data = {}
-        for table in (data.get("project", {}), data.get("tool", {}).get("poetry", {})):
-            if isinstance(table.get("name"), str):
-                return table["name"]
-    setup_cfg = show(mirror, commit, f"{prefix}setup.cfg")
-    if setup_cfg:
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read_string(setup_cfg)
-            value = parser.get("metadata", "name", fallback="").strip()
-        except configparser.Error:
-            value = ""
-        if value:
-            return value
+    data = _toml(mirror, commit, f"{prefix}pyproject.toml")
+    for table in (data.get("project", {}), data.get("tool", {}).get("poetry", {})):
+        if isinstance(table.get("name"), str):
+            return table["name"]
+    value = _cfg_metadata(mirror, commit, f"{prefix}setup.cfg", "name")
+    if value:
+        return value
     setup_py = show(mirror, commit, f"{prefix}setup.py")
     found = _SETUP_PY_NAME.search(setup_py or "")
     return found.group(1) if found else None
+
+
+def _toml(mirror: Path, commit: str, path: str) -> dict:
+    """A TOML file at ``commit`` as a dict; {} when missing or not valid TOML."""
+    text = show(mirror, commit, path)
+    try:
+        return tomllib.loads(text) if text else {}
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def _cfg_metadata(mirror: Path, commit: str, path: str, key: str) -> str:
+    """``[metadata] key`` of a setup.cfg at ``commit``; "" when missing or unparseable."""
+    text = show(mirror, commit, path)
+    if not text:
+        return ""
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+        return parser.get("metadata", key, fallback="").strip()
+    except configparser.Error:
+        return ""
 
 
 def _attr_version(mirror: Path, commit: str, prefix: str, dotted: str) -> str | None:

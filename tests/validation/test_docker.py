@@ -234,18 +234,7 @@ def test_auto_picks_docker_when_a_daemon_answers_else_local(client, work_dir, mo
         make_backend("podman", work_dir)
 
 
-PYPROJECT = """\
-[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "fixture-pkg"
-version = "0.1"
-
-[tool.setuptools]
-packages = ["pkg"]
-"""
+PYPROJECT = metadata_fixture.PYPROJECT.format(version="0.1")
 
 
 def test_project_install_pre_install_and_env_from_the_spec(client, backend, tmp_path):
