@@ -94,6 +94,24 @@ def test_a_log_cut_short_is_not_a_completed_run(parser, sample):
     assert parsed.tests and not any("test_fails" in test for test in parsed.tests)
 
 
+@pytest.mark.parametrize(
+    "parser, sample",
+    [
+        (unittest_parser, "unittest-py38.log"),
+        (django_parser, "django-3.2-py38.log"),
+        (sympy_parser, "sympy-1.9-py38.log"),
+    ],
+)
+def test_the_metadata_shims_line_in_a_log_changes_nothing(parser, sample):
+    """Runs start behind validation/metadata.py's shim, which may print a line to stderr first
+    (the log is these runners' report)."""
+    text = (SAMPLES / sample).read_text()
+    line = "swt: package metadata of pkg as of the base commit: version 1.0 (installed: 1.1)\n"
+    files = UNITTEST_FILES + DJANGO_FILES
+    parsed = parser.parse(text, files)
+    assert parsed.tests and parser.parse(line + text, files) == parsed
+
+
 def test_module_names_map_to_files_only_when_unambiguous():
     files = ["tests/a/tests.py", "tests/b/tests.py", "tests/app/test_x.py"]
     assert file_for_module("a.tests", files) == "tests/a/tests.py"
