@@ -71,10 +71,9 @@ def package_version(mirror: Path, commit: str, root: str = "") -> str | None:
     ``__version__``; dynamic versions from git (setuptools_scm, versioneer) give None.
     """
     prefix = f"{root.rstrip('/')}/" if root else ""
-    data = _toml(mirror, commit, f"{prefix}pyproject.toml")
-    for table in (data.get("project", {}), data.get("tool", {}).get("poetry", {})):
-        if isinstance(table.get("version"), str):
-            return table["version"]
+    declared = _pyproject_field(mirror, commit, prefix, "version")
+    if declared:
+        return declared
     value = _cfg_metadata(mirror, commit, f"{prefix}setup.cfg", "version")
     if value.startswith("attr:"):
         found = _attr_version(mirror, commit, prefix, value[5:].strip())
@@ -98,11 +97,9 @@ def package_name(mirror: Path, commit: str, root: str = "") -> str | None:
     """The distribution name the package metadata declares at ``commit``, if written literally
     (pyproject's ``[project]``/poetry, setup.cfg's ``[metadata]``, ``name="…"`` in setup.py)."""
     prefix = f"{root.rstrip('/')}/" if root else ""
-    data = _toml(mirror, commit, f"{prefix}pyproject.toml")
-    for table in (data.get("project", {}), data.get("tool", {}).get("poetry", {})):
-        if isinstance(table.get("name"), str):
-            return table["name"]
-    value = _cfg_metadata(mirror, commit, f"{prefix}setup.cfg", "name")
+    value = _pyproject_field(mirror, commit, prefix, "name") or _cfg_metadata(
+        mirror, commit, f"{prefix}setup.cfg", "name"
+    )
     if value:
         return value
     setup_py = show(mirror, commit, f"{prefix}setup.py")
@@ -110,13 +107,17 @@ def package_name(mirror: Path, commit: str, root: str = "") -> str | None:
     return found.group(1) if found else None
 
 
-def _toml(mirror: Path, commit: str, path: str) -> dict:
-    """A TOML file at ``commit`` as a dict; {} when missing or not valid TOML."""
-    text = show(mirror, commit, path)
+def _pyproject_field(mirror: Path, commit: str, prefix: str, key: str) -> str | None:
+    """``key`` of pyproject.toml's ``[project]`` (else ``[tool.poetry]``) when written literally."""
+    text = show(mirror, commit, f"{prefix}pyproject.toml")
     try:
-        return tomllib.loads(text) if text else {}
+        data = tomllib.loads(text) if text else {}
     except tomllib.TOMLDecodeError:
-        return {}
+        return None
+    for table in (data.get("project", {}), data.get("tool", {}).get("poetry", {})):
+        if isinstance(table.get(key), str):
+            return table[key]
+    return None
 
 
 def _cfg_metadata(mirror: Path, commit: str, path: str, key: str) -> str:
