@@ -45,28 +45,91 @@ CONTEXT_PLUGIN = "_swt_test_contexts"
 coverage.py's context to each test's node id: exact test ids as contexts, a context switch per
 test instead of a callback per function call, and it works with the sys.monitoring core."""
 
+WANTED_FILE = "_swt_wanted_lines.json"
+"""Beside the plugin: the wanted lines (and their statements' first lines) per absolute path."""
+
 _PLUGIN = """\
+import json
+import os
 import sys
 
 import coverage
 import pytest
 
-_restart = getattr(getattr(sys, "monitoring", None), "restart_events", None)
+_monitoring = getattr(sys, "monitoring", None)
+REARM = None
+\"""How lines already seen report again in the next test: None (the tracer reports every line
+event: Python <= 3.11), "code" (coverage's sys.monitoring events re-armed on the code objects
+holding wanted lines only), "restart" (every tool's events restarted: complete but costly).\"""
+_wanted = None
+_armed = {}  # tracer tool id -> the code objects holding wanted lines
+_scanned = {}  # tracer tool id -> how many of its code objects were looked at
+
+
+def _wanted_lines():
+    global _wanted
+    if _wanted is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        try:
+            with open(os.path.join(here, "@WANTED_FILE@")) as handle:
+                _wanted = {path: set(lines) for path, lines in json.load(handle).items()}
+        except (OSError, ValueError):
+            _wanted = {}
+    return _wanted
+
+
+def _sysmon_tracers(measuring):
+    # coverage.py's sys.monitoring tracer: its tool id, the code objects it has seen, and its
+    # activity flag (the collector saves data at a context switch only after activity)
+    tracers = getattr(getattr(measuring, "_collector", None), "tracers", None) or ()
+    needed = ("myid", "code_objects", "code_infos", "_activity")
+    return [t for t in tracers if all(hasattr(t, name) for name in needed)]
+
+
+def _rearm(measuring):
+    \"""Lines the core switched off report again, in the code objects of wanted lines only
+    (restart_events would re-arm every event of every code object, pytest's included).\"""
+    tracers = _sysmon_tracers(measuring)
+    if not tracers:
+        _monitoring.restart_events()
+        return "restart"
+    wanted = _wanted_lines()
+    for tracer in tracers:
+        armed = _armed.setdefault(tracer.myid, [])
+        seen = tracer.code_objects
+        for code in seen[_scanned.get(tracer.myid, 0):]:
+            info = tracer.code_infos.get(id(code))
+            if info is None or not info.tracing:  # not in a measured file
+                continue
+            lines = wanted.get(os.path.realpath(code.co_filename))
+            if lines and any(line in lines for _, _, line in code.co_lines()):
+                armed.append(code)
+        _scanned[tracer.myid] = len(seen)
+        for code in armed:
+            events = _monitoring.get_local_events(tracer.myid, code)
+            if events:  # setting them anew re-arms the locations the core had disabled
+                _monitoring.set_local_events(tracer.myid, code, 0)
+                _monitoring.set_local_events(tracer.myid, code, events)
+    return "code"
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
+    global REARM
     measuring = coverage.Coverage.current()
     if measuring is not None:
         measuring.switch_context(item.nodeid)
-        if _restart is not None:  # sys.monitoring: lines already seen report again, per test
-            _restart()
+        if _monitoring is not None and getattr(measuring.config, "core", None) == "sysmon":
+            REARM = _rearm(measuring)
     try:
         yield
     finally:
         if measuring is not None:
+            if REARM == "code":  # a re-armed line starts no frame: say there is data to save
+                for tracer in _sysmon_tracers(measuring):
+                    tracer._activity = True
             measuring.switch_context("")
-"""
+""".replace("@WANTED_FILE@", WANTED_FILE)
 
 _MEASURE = (
     "import json, os, sys\n"
@@ -80,30 +143,38 @@ _MEASURE = (
     "sys.path.append(folder)\n"
     "import coverage\n"
     "from coverage.cmdline import main\n"
-    "code = main(['run', '--rcfile=' + rcfile, *sys.argv[6:]])\n"
     "wanted = json.loads(wanted)\n"
     "cov = coverage.Coverage(config_file=rcfile)\n"
-    "result = {'files': {}}\n"
+    "starts = {}\n"
+    "for path, lines in wanted.items():\n"
+    "    try:\n"
+    "        from coverage.python import PythonFileReporter\n"
+    "        reporter = PythonFileReporter(os.path.abspath(path), cov)\n"
+    "        starts[path] = {n: set(reporter.translate_lines([n])) for n in lines}\n"
+    "    except (coverage.CoverageException, OSError):  # no source to analyse: the raw lines\n"
+    "        starts[path] = {n: {n} for n in lines}\n"
+    f"with open(os.path.join(folder, '{WANTED_FILE}'), 'w') as handle:\n"
+    "    json.dump({os.path.realpath(p): sorted(set(s).union(*s.values()))\n"
+    "               for p, s in starts.items()}, handle)\n"
+    "code = main(['run', '--rcfile=' + rcfile, *sys.argv[6:]])\n"
+    f"plugin = sys.modules.get('{CONTEXT_PLUGIN}')\n"
+    "result = {'files': {}, 'rearm': getattr(plugin, 'REARM', None)}\n"
     "try:\n"
     "    cov.combine()\n"
     "    cov.save()\n"
     "    data = cov.get_data()\n"
     "    for name in sorted(data.measured_files()):\n"
     "        path = os.path.relpath(name) if os.path.isabs(name) else name\n"
-    "        lines = wanted.get(path, ())\n"
+    "        first_lines = starts.get(path, {})\n"
     "        try:\n"
     "            _, statements, _, missing, _ = cov.analysis2(name)\n"
     "            executed = set(statements) - set(missing)\n"
-    "            from coverage.python import PythonFileReporter\n"
-    "            reporter = PythonFileReporter(os.path.abspath(name), cov)\n"
-    "            starts = {n: set(reporter.translate_lines([n])) for n in lines}\n"
     "        except coverage.CoverageException:  # no source to analyse: the raw lines\n"
     "            executed = set(data.lines(name) or ())\n"
-    "            starts = {n: {n} for n in lines}\n"
-    "        executed |= {n for n, first in starts.items() if first and first <= executed}\n"
+    "        executed |= {n for n, first in first_lines.items() if first and first <= executed}\n"
     "        by_line = data.contexts_by_lineno(name)\n"
     "        contexts = {}\n"
-    "        for n, first in starts.items():\n"
+    "        for n, first in first_lines.items():\n"
     "            names = set(by_line.get(n, ())).union(*(by_line.get(f, ()) for f in first))\n"
     "            if names:\n"
     "                contexts[str(n)] = sorted(names)\n"
@@ -114,17 +185,18 @@ _MEASURE = (
     "    json.dump(result, handle)\n"
     "sys.exit(code)\n"
 )
-"""Runs inside the session: writes our rcfile and the context plugin, runs the command under
-``coverage run`` (its own command line, in this process: one interpreter start), then combines
-the parallel data files (children included) and writes what was measured as JSON in the shape
-of coverage's JSON report: per file its executed statements, and the contexts (tests) of the
-wanted lines only (coverage's own report with every line's contexts costs seconds on real
-code). A wanted line inside a multi-line statement (a continuation line) counts as executed when
-its statement is, and gets its statement's contexts: coverage reports statements by their
-first line, so a patch changing only ``or getattr(...)`` on line 3 of an expression would
-otherwise never look executed. Exits with the command's own exit code. One command: a backend
-may give every command a fresh scratch dir (Docker does), so writing, measuring and reporting
-cannot be split."""
+"""Runs inside the session: writes our rcfile and the context plugin, finds the first line of
+the statement holding each wanted line (for the plugin, and for the report), runs the command
+under ``coverage run`` (its own command line, in this process: one interpreter start), then
+combines the parallel data files (children included) and writes what was measured as JSON in
+the shape of coverage's JSON report: per file its executed statements, and the contexts (tests)
+of the wanted lines only (coverage's own report with every line's contexts costs seconds on
+real code), and how the plugin re-armed lines per test (``rearm``). A wanted line inside a
+multi-line statement (a continuation line) counts as executed when its statement is, and gets
+its statement's contexts: coverage reports statements by their first line, so a patch changing
+only ``or getattr(...)`` on line 3 of an expression would otherwise never look executed. Exits
+with the command's own exit code. One command: a backend may give every command a fresh scratch
+dir (Docker does), so writing, measuring and reporting cannot be split."""
 
 MEASURE_VERSION = 2
 """Bump when what a measured run reports changes (part of result keys when coverage is on)."""

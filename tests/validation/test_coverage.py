@@ -364,15 +364,33 @@ def measuring_pythons(tmp_path_factory):
     return python
 
 
+# Hides coverage.py's sys.monitoring tracer from the plugin: it must fall back to restarting
+# every event per test (complete attribution, at a higher cost).
+HIDE_TRACER = (
+    "import _swt_test_contexts\n\n_swt_test_contexts._sysmon_tracers = lambda measuring: []\n"
+)
+
+
 @pytest.mark.parametrize(
-    ("python", "contexts"),
-    [("3.11", "runner"), ("3.11", "test_function"), ("3.12+", "runner")],
+    ("python", "contexts", "rearm"),
+    [
+        ("3.11", "runner", None),
+        ("3.11", "test_function", None),
+        ("3.12+", "runner", "code"),
+        ("3.13+", "runner", "code"),
+        ("3.12+", "runner", "restart"),
+    ],
 )
 def test_every_test_running_a_wanted_line_is_its_context(
-    measuring_pythons, tmp_path, python, contexts
+    measuring_pythons, tmp_path, python, contexts, rearm
 ):
-    """Each of the three tests runs line 2: all three are its contexts, also on 3.12's
-    sys.monitoring core, which reports a line only once unless the plugin restarts events."""
+    """Each of the three tests runs line 2: all three are its contexts, also on the
+    sys.monitoring core (3.12+), which reports a line only once unless the plugin re-arms it:
+    on the code objects holding wanted lines ("code"), or, without access to coverage's
+    tracer, by restarting every event ("restart"). On <= 3.11 the C tracer reports every line
+    event and nothing is re-armed."""
+    import json
+
     from validation.coverage import CONTEXT_PLUGIN, measured_command, read_report
     from validation.runners import make_runner
 
@@ -380,6 +398,8 @@ def test_every_test_running_a_wanted_line_is_its_context(
     (tmp_path / "tests").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text(MEASURED_CODE)
     (tmp_path / "tests" / "test_a.py").write_text(MEASURED_TESTS)
+    if rearm == "restart":
+        (tmp_path / "tests" / "conftest.py").write_text(HIDE_TRACER)
     runner = make_runner("pytest")
     plugin = runner.context_options(CONTEXT_PLUGIN) if contexts == "runner" else None
     scratch = tmp_path / "scratch"
@@ -397,6 +417,7 @@ def test_every_test_running_a_wanted_line_is_its_context(
 
     done = subprocess.run(wrapped, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((scratch / "cov.json").read_text())["rearm"] == rearm
     measured = read_report((scratch / "cov.json").read_bytes())
     # g's body never runs; 13 counts because its statement (11) ran
     assert measured.executed["pkg/__init__.py"] == {1, 2, 3, 6, 10, 11, 13}
