@@ -12,8 +12,10 @@ of the installed project.
 
 Only a distribution installed from a local directory (PEP 610 ``direct_url.json`` with a
 ``file:`` URL, what pip and uv write for the project install) is shadowed, and only when the
-base commit declares its name and version literally (see ``versioning.package_version``):
-versions computed from git (setuptools_scm, versioneer) are left as installed.
+base commit declares its name literally (see ``versioning.package_name``). The version is the
+one it declares (``versioning.package_version``) or, for a project whose build computes it from
+git (setuptools_scm, versioneer), the one that build would give the base commit
+(``versioning.git_version``: nearest release tag and distance; pvlib's tests compare it).
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from validation.versioning import package_name, package_version
+from validation.versioning import git_version, package_name, package_version
 
-VERSION = 1
-"""Bump when what a run's metadata shadow holds changes (part of every result key)."""
+VERSION = 2
+"""Bump when what a run's metadata shadow holds changes (part of every result key).
+2: versions computed from git are shadowed too."""
 
 SHIM = r"""
 import io, json, os, re, sys, sysconfig
@@ -103,9 +106,10 @@ class Identity:
 
 
 def identity(mirror: Path, commit: str) -> Identity | None:
-    """The base commit's declared name and version; None when either is not written literally."""
+    """The base commit's declared name and its declared (else git-computed) version; None when
+    the name is not written literally or no version can be told."""
     name = package_name(mirror, commit)
-    version = package_version(mirror, commit) if name else None
-    if not name or not version:
+    if not name:
         return None
-    return Identity(name, version)
+    version = package_version(mirror, commit) or git_version(mirror, commit)
+    return Identity(name, version) if version else None

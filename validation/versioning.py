@@ -16,6 +16,8 @@ from validation.gitutil import git
 
 _SETUP_PY_VERSION = re.compile(r"""\bversion\s*=\s*['"]([^'"]+)['"]""")
 _SETUP_PY_NAME = re.compile(r"""\bname\s*=\s*['"]([A-Za-z0-9][A-Za-z0-9._-]*)['"]""")
+_SETUP_PY_NAME_REF = re.compile(r"""\bname\s*=\s*([A-Za-z_]\w*)\s*[,)]""")
+_RELEASE_TAG = re.compile(r"^v?(\d+(?:\.\d+)*)$")
 _DUNDER_VERSION = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
 _RELEASE = re.compile(r"(\d+(?:\.\d+)*)")
 
@@ -102,9 +104,64 @@ def package_name(mirror: Path, commit: str, root: str = "") -> str | None:
     )
     if value:
         return value
-    setup_py = show(mirror, commit, f"{prefix}setup.py")
-    found = _SETUP_PY_NAME.search(setup_py or "")
-    return found.group(1) if found else None
+    setup_py = show(mirror, commit, f"{prefix}setup.py") or ""
+    found = _SETUP_PY_NAME.search(setup_py)
+    if found:
+        return found.group(1)
+    reference = _SETUP_PY_NAME_REF.search(setup_py)  # setup(name=DISTNAME) + DISTNAME = '…'
+    if reference:
+        assigned = re.search(
+            rf"""^{reference.group(1)}\s*=\s*['"]([A-Za-z0-9][A-Za-z0-9._-]*)['"]""",
+            setup_py,
+            re.MULTILINE,
+        )
+        return assigned.group(1) if assigned else None
+    return None
+
+
+def git_versioning(mirror: Path, commit: str, root: str = "") -> str | None:
+    """``"setuptools_scm"`` or ``"versioneer"`` when the project's build computes its version
+    from git at ``commit`` (named in pyproject.toml, setup.cfg or setup.py); else None."""
+    prefix = f"{root.rstrip('/')}/" if root else ""
+    texts = "\n".join(
+        show(mirror, commit, f"{prefix}{name}") or ""
+        for name in ("pyproject.toml", "setup.cfg", "setup.py")
+    )
+    if "setuptools_scm" in texts or "use_scm_version" in texts:
+        return "setuptools_scm"
+    if "versioneer" in texts:
+        return "versioneer"
+    return None
+
+
+def git_version(mirror: Path, commit: str, root: str = "") -> str | None:
+    """The version a git-computing build gives ``commit``, from the nearest release tag (``v1.2``
+    or ``1.2.3``) and the commits since: on the tag, its version; past it, setuptools_scm's
+    default ``1.2.4.dev7+gHASH`` (next patch, dev distance) or versioneer's ``1.2.3+7.gHASH``.
+    None when the project does not version from git or no release tag is reachable."""
+    scheme = git_versioning(mirror, commit, root)
+    if scheme is None:
+        return None
+    tags = git("tag", "--merged", commit, "--sort=-creatordate", cwd=mirror, check=False)
+    releases = [tag for tag in tags.splitlines() if _RELEASE_TAG.match(tag)]
+    if not releases:
+        return None
+    described = git(
+        "describe", "--tags", "--long", *(f"--match={tag}" for tag in releases[:200]), commit,
+        cwd=mirror, check=False,
+    ).strip()  # fmt: skip
+    parts = described.rsplit("-", 2)
+    found = _RELEASE_TAG.match(parts[0]) if len(parts) == 3 else None
+    if found is None:
+        return None
+    version, distance, node = found.group(1), int(parts[1]), parts[2]
+    if distance == 0:
+        return version
+    if scheme == "versioneer":
+        return f"{version}+{distance}.{node}"
+    release = version.split(".")
+    release[-1] = str(int(release[-1]) + 1)
+    return f"{'.'.join(release)}.dev{distance}+{node}"
 
 
 def _pyproject_field(mirror: Path, commit: str, prefix: str, key: str) -> str | None:

@@ -58,11 +58,22 @@ def probe(backend, environment, repo: GitRepo, commit: str, run_dir: Path) -> li
         return log.read_text().splitlines()
 
 
-def test_identity_needs_name_and_version_written_literally(git_repo):
+SCM_PYPROJECT = (
+    PYPROJECT.replace('version = "{version}"', 'dynamic = ["version"]')
+    + "\n[tool.setuptools_scm]\n"
+)
+"""The fixture project with its version computed from git by setuptools_scm."""
+
+
+def test_identity_needs_the_name_written_literally_and_a_version(git_repo):
     declared = git_repo.commit({"pyproject.toml": PYPROJECT.format(version="2.0")})
     assert identity(git_repo.path, declared) == Identity("fixture-pkg", "2.0")
-    scm = git_repo.commit({"pyproject.toml": None, "setup.py": "setup(use_scm_version=True)\n"})
-    assert identity(git_repo.path, scm) is None
+    scm = git_repo.commit({"pyproject.toml": SCM_PYPROJECT})
+    assert identity(git_repo.path, scm) is None  # from git, but no release tag to count from
+    git_repo.git("tag", "v2.1.0")
+    assert identity(git_repo.path, scm) == Identity("fixture-pkg", "2.1.0")
+    unnamed = git_repo.commit({"pyproject.toml": None, "setup.py": "setup(name=NAME)\n"})
+    assert identity(git_repo.path, unnamed) is None
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +111,22 @@ def test_no_shadow_when_versions_agree_or_the_base_commit_declares_none(local, t
         {"pyproject.toml": PYPROJECT.format(version="9.9").replace('version = "9.9"', "")}
     )
     assert probe(local, environment, repo, dynamic, tmp_path / "dynamic")[0] == "3.0"
+
+
+def test_a_version_computed_from_git_is_the_one_the_build_gives_the_base_commit(local, tmp_path):
+    """pvlib-1719: setuptools_scm at the base commit (0.9.6.dev7+g…), 0.10.3 installed from the
+    environment commit; its tests check the version (``fail_on_pvlib_version("0.10")``)."""
+    repo = GitRepo(tmp_path / "project")
+    repo.commit({"pyproject.toml": PYPROJECT.format(version="0.9.5"), "pkg/__init__.py": "p = 1\n"})
+    repo.git("tag", "v0.9.5")
+    base = repo.commit({"pyproject.toml": SCM_PYPROJECT})
+    environment_commit = repo.commit({"pyproject.toml": PYPROJECT.format(version="0.10.3")})
+    spec = EnvironmentSpec(HERE, (), project=repo.path / ".git", project_commit=environment_commit)
+    environment = local.prepare(spec)
+    version = f"0.9.6.dev1+g{repo.git('rev-parse', '--short', base).strip()}"
+    lines = probe(local, environment, repo, base, tmp_path / "run")
+    assert lines[:2] == [
+        f"swt: package metadata of fixture-pkg as of the base commit: version {version} "
+        "(installed: 0.10.3)",
+        version,
+    ]

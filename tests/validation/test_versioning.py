@@ -2,10 +2,14 @@
 
 import datetime as dt
 
+import pytest
+
 from validation.versioning import (
     VersionRule,
     commit_date,
     detect_version,
+    git_version,
+    git_versioning,
     package_name,
     package_version,
     tag_version,
@@ -61,8 +65,42 @@ def test_package_name_when_written_literally(git_repo):
     assert package_name(git_repo.path, cfg) == "cfg_name"
     literal = git_repo.commit({"setup.cfg": None, "setup.py": "setup(\n    name='lit',\n)\n"})
     assert package_name(git_repo.path, literal) == "lit"
+    named = git_repo.commit({"setup.py": "DISTNAME = 'pvlib'\nsetup(name=DISTNAME,\n)\n"})
+    assert package_name(git_repo.path, named) == "pvlib"
     computed = git_repo.commit({"setup.py": "setup(name=NAME)\n"})
     assert package_name(git_repo.path, computed) is None
+
+
+SCM_PYPROJECT = '[build-system]\nrequires = ["setuptools_scm>=6.2"]\n[tool.setuptools_scm]\n'
+VERSIONEER_SETUP = "import versioneer\nsetup(version=versioneer.get_version())\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "on_tag", "past_tag"),
+    [
+        ({"pyproject.toml": SCM_PYPROJECT}, "0.9.5", "0.9.6.dev2+g{node}"),
+        ({"setup.py": VERSIONEER_SETUP}, "0.9.5", "0.9.5+2.g{node}"),
+    ],
+)
+def test_git_version_as_the_projects_build_computes_it(git_repo, files, on_tag, past_tag):
+    """setuptools_scm's default: next patch release, dev distance, node; versioneer's pep440:
+    tag + distance + node. A pre-release tag is not a release."""
+    tagged = git_repo.commit(files)
+    assert git_version(git_repo.path, tagged) is None  # no release tag yet
+    git_repo.git("tag", "v0.9.5")
+    assert git_version(git_repo.path, tagged) == on_tag
+    git_repo.commit({"a.txt": "1"})
+    git_repo.git("tag", "v0.10.0rc1")
+    past = git_repo.commit({"a.txt": "2"})
+    node = git_repo.git("rev-parse", "--short", past).strip()
+    assert git_version(git_repo.path, past) == past_tag.format(node=node)
+
+
+def test_git_version_only_for_projects_that_version_from_git(git_repo):
+    plain = git_repo.commit({"setup.py": "setup(name='x', version=get())\n"})
+    git_repo.git("tag", "1.0")
+    assert git_versioning(git_repo.path, plain) is None
+    assert git_version(git_repo.path, plain) is None
 
 
 def test_tag_version_is_the_nearest_release_tag(git_repo):
