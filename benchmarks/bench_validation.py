@@ -11,8 +11,9 @@ loop inside the patched module, the worst case for line coverage):
   side, repetition) with coverage off (goal ≤ 1.3×); and the whole validation's test time,
   coverage on / off (only the first repetition of each side is instrumented);
 - coverage.py's floor: a bare ``coverage run`` (only ``include``: no contexts, no subprocess or
-  multiprocessing following, no report) of the same test file vs the plain run, in the same
-  environment — what any measurement with coverage.py costs at least on that Python.
+  multiprocessing following, no report) of the runner's command on the test file vs the same
+  command plain, in the same environment — what any measurement with coverage.py costs at
+  least on that Python.
 
 Run with ``.venv/bin/python -m benchmarks.bench_validation``.
 """
@@ -187,12 +188,14 @@ def _measure(args: argparse.Namespace, python: str, workload: str) -> None:
 
 
 def _floor(work: Path, repo: Path, rounds: int, version: str) -> tuple[float, float]:
-    """Medians of a bare ``coverage run`` and a plain run of the fixture's test file, in the
-    warm environment that has coverage.py (alternating, ``rounds`` each); the core is the one
-    validation uses on that Python (sys.monitoring from 3.12)."""
+    """Medians of a bare ``coverage run`` and a plain run of the fixture's test file (the
+    runner's own command line, as validation runs it), in the warm environment that has
+    coverage.py (alternating, ``rounds`` each); the core is the one validation uses on that
+    Python (sys.monitoring from 3.12)."""
     import json
 
     from validation.coverage import SYSMON_PYTHON
+    from validation.runners import make_runner
 
     (python,) = [
         marker.parent / "bin" / "python"
@@ -206,7 +209,8 @@ def _floor(work: Path, repo: Path, rounds: int, version: str) -> tuple[float, fl
         + ("core = sysmon\n" if sysmon else "")
         + "include =\n    pkg/*\n"
     )
-    plain = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_pkg.py"]
+    report = str(repo.parent / "floor.xml")
+    plain = make_runner("pytest").command(str(python), ["tests/test_pkg.py"], report, ())
     measured = [str(python), "-m", "coverage", "run", f"--rcfile={rc}", *plain[1:]]
     env = {**os.environ, "PYTHONPATH": str(repo), "PYTHONDONTWRITEBYTECODE": "1"}
     times: dict[str, list[float]] = {"bare": [], "plain": []}
