@@ -45,10 +45,16 @@ CONTEXT_PLUGIN = "_swt_test_contexts"
 coverage.py's context to each test's node id: exact test ids as contexts, a context switch per
 test instead of a callback per function call, and it works with the sys.monitoring core."""
 
+CONTEXT_ENV = "SWT_TEST_CONTEXT"
+"""Set by the plugin to the running test's node id: child processes (subprocess, multiprocessing)
+start their own coverage.py with our rcfile, whose static ``context`` reads it, so lines run
+only in a child are attributed to the test that started it."""
+
 WANTED_FILE = "_swt_wanted_lines.json"
 """Beside the plugin: the wanted lines (and their statements' first lines) per absolute path."""
 
 _PLUGIN = """\
+import copy
 import json
 import os
 import sys
@@ -113,6 +119,18 @@ def _rearm(measuring):
     return "code"
 
 
+def _children_context(measuring, nodeid):
+    \"""Child processes this test starts record ``nodeid`` as their static context.\"""
+    os.environ["@CONTEXT_ENV@"] = nodeid  # multiprocessing children read our rcfile anew
+    if "COVERAGE_PROCESS_CONFIG" in os.environ:  # patch = subprocess hands the parsed config on
+        try:
+            config = copy.copy(measuring.config)
+            config.context = nodeid
+            os.environ["COVERAGE_PROCESS_CONFIG"] = config.serialize()
+        except AttributeError:  # another coverage.py: its children keep the empty context
+            pass
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
     # One switch per test (each saves the data so far: ~0.3 ms): what runs between two tests
@@ -120,6 +138,7 @@ def pytest_runtest_protocol(item, nextitem):
     global REARM
     measuring = coverage.Coverage.current()
     if measuring is not None:
+        _children_context(measuring, item.nodeid)
         measuring.switch_context(item.nodeid)
         if _monitoring is not None and getattr(measuring.config, "core", None) == "sysmon":
             REARM = _rearm(measuring)
@@ -130,7 +149,7 @@ def pytest_runtest_protocol(item, nextitem):
             # a re-armed line starts no frame: tell the collector there is data to save
             for tracer in _sysmon_tracers(measuring):
                 tracer._activity = True
-""".replace("@WANTED_FILE@", WANTED_FILE)
+""".replace("@WANTED_FILE@", WANTED_FILE).replace("@CONTEXT_ENV@", CONTEXT_ENV)
 
 _MEASURE = (
     "import json, os, sys\n"
@@ -142,6 +161,7 @@ _MEASURE = (
     f"with open(os.path.join(folder, '{CONTEXT_PLUGIN}.py'), 'w') as handle:\n"
     "    handle.write(plugin)\n"
     "sys.path.append(folder)\n"
+    f"os.environ.pop('{CONTEXT_ENV}', None)  # this process's static context stays empty\n"
     "import coverage\n"
     "from coverage.cmdline import main\n"
     "wanted = json.loads(wanted)\n"
@@ -199,8 +219,9 @@ only ``or getattr(...)`` on line 3 of an expression would otherwise never look e
 with the command's own exit code. One command: a backend may give every command a fresh scratch
 dir (Docker does), so writing, measuring and reporting cannot be split."""
 
-MEASURE_VERSION = 2
-"""Bump when what a measured run reports changes (part of result keys when coverage is on)."""
+MEASURE_VERSION = 3
+"""Bump when what a measured run reports changes (part of result keys when coverage is on).
+3: child processes' lines carry the test that started them; one context switch per test."""
 
 SYSMON_PYTHON = (3, 12)
 """From this Python on (with coverage.py ≥ 7.9, which is pinned there) the sys.monitoring core
@@ -217,7 +238,8 @@ def rcfile(
     (fork and spawn); ``parallel`` keeps every process's data file apart until combined.
     ``contexts``: ``"test_function"`` uses coverage's dynamic contexts (any runner);
     ``"runner"``: the runner switches contexts per test (our pytest plugin), which lets
-    Python ``python`` ≥ 3.12 use the sys.monitoring core.
+    Python ``python`` ≥ 3.12 use the sys.monitoring core; child processes take the running
+    test's id from ``CONTEXT_ENV`` as their static context.
     """
     if contexts not in ("test_function", "runner"):
         raise ValueError(f"contexts must be 'test_function' or 'runner', not {contexts!r}")
@@ -233,6 +255,7 @@ def rcfile(
         "concurrency = multiprocessing, thread\n"
         "patch = subprocess\n"
         + ("dynamic_context = test_function\n" if contexts == "test_function" else "")
+        + (f"context = ${{{CONTEXT_ENV}-}}\n" if contexts == "runner" else "")
         + ("core = sysmon\n" if sysmon else "")
         + "disable_warnings = no-data-collected, module-not-measured, couldnt-parse, no-sysmon\n"
         f"include =\n{include}"

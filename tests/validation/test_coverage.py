@@ -169,6 +169,10 @@ def test_lines_reached_only_in_a_multiprocessing_worker_or_subprocess_count(make
     executable = {(line["side"], line["line"]) for line in report["lines"]}
     # line 7 (the worker) and line 21 (the subprocess), removed on R and added on R∘X
     assert executable == {("before", 7), ("after", 7), ("before", 21), ("after", 21)}
+    # attributed to the test that started the child (its static context, from the plugin)
+    started_by = {7: "tests/test_pkg.py::test_square", 21: "tests/test_pkg.py::test_answer"}
+    for line in report["lines"]:
+        assert line["contexts"] == [started_by[line["line"]]], line
     assert instance.golden_coverage == 1.0
     assert instance.run_metadata["coverage"] == "on"
 
