@@ -142,14 +142,7 @@ def git_version(mirror: Path, commit: str, root: str = "") -> str | None:
     scheme = git_versioning(mirror, commit, root)
     if scheme is None:
         return None
-    tags = git("tag", "--merged", commit, "--sort=-creatordate", cwd=mirror, check=False)
-    releases = [tag for tag in tags.splitlines() if _RELEASE_TAG.match(tag)]
-    if not releases:
-        return None
-    described = git(
-        "describe", "--tags", "--long", *(f"--match={tag}" for tag in releases[:200]), commit,
-        cwd=mirror, check=False,
-    ).strip()  # fmt: skip
+    described, _ = _nearest_tag(mirror, commit, _RELEASE_TAG, "--long")
     parts = described.rsplit("-", 2)
     found = _RELEASE_TAG.match(parts[0]) if len(parts) == 3 else None
     if found is None:
@@ -216,17 +209,28 @@ def _candidate_modules(mirror: Path, commit: str, prefix: str) -> list[str]:
     return sorted(hits)
 
 
+def _nearest_tag(
+    mirror: Path, commit: str, regex: re.Pattern[str], *options: str
+) -> tuple[str, list[str]]:
+    """``git describe --tags OPTIONS`` of ``commit`` among the tags reachable from it that
+    ``regex`` matches ("" when none), and those tags, newest first."""
+    tags = git("tag", "--merged", commit, "--sort=-creatordate", cwd=mirror, check=False)
+    reachable = [tag for tag in tags.splitlines() if regex.search(tag)]
+    if not reachable:
+        return "", []
+    described = git(
+        "describe", "--tags", *options, *(f"--match={tag}" for tag in reachable[:200]), commit,
+        cwd=mirror, check=False,
+    ).strip()  # fmt: skip
+    return described, reachable
+
+
 def tag_version(mirror: Path, commit: str, pattern: str = "") -> str | None:
     """The version of the nearest tag reachable from ``commit`` (tags filtered by ``pattern``)."""
     regex = re.compile(pattern or r"^v?(\d+\.\d+(?:\.\d+)?)$")
-    tags = git("tag", "--merged", commit, "--sort=-creatordate", cwd=mirror, check=False)
-    reachable = [t for t in tags.splitlines() if regex.search(t)]
+    described, reachable = _nearest_tag(mirror, commit, regex, "--abbrev=0")
     if not reachable:
         return None
-    described = git(
-        "describe", "--tags", "--abbrev=0", *(f"--match={t}" for t in reachable[:200]), commit,
-        cwd=mirror, check=False,
-    ).strip()  # fmt: skip
     found = regex.search(described or reachable[0])
     return found.group(1) if found and found.groups() else (described or reachable[0])
 
