@@ -7,13 +7,16 @@ per environment Python (3.11: coverage's C tracer; 3.12: its sys.monitoring core
 loop inside the patched module, the worst case for line coverage):
 
 - overhead = the stage's whole wall time / the summed durations of its test runs (goal ≤ 1.3×);
-- coverage = median duration of an instrumented run / median duration of the same runs (suite,
-  side, repetition) with coverage off (goal ≤ 1.3×); and the whole validation's test time,
+- coverage = median, over rounds and instrumented runs, of an instrumented run's duration /
+  the same run's (suite, side, repetition) with coverage off in the same round — the two
+  validations run back to back, so a paired ratio is less exposed to the machine's drift
+  (goal ≤ 1.3×); and the whole validation's test time,
   coverage on / off (only the first repetition of each side is instrumented);
-- coverage.py's floor: a bare ``coverage run`` (only ``include``: no contexts, no subprocess or
-  multiprocessing following, no report) of the runner's command on the test file vs the same
-  command plain, in the same environment — what any measurement with coverage.py costs at
-  least on that Python.
+- the same two ratios measured tightly: the runner's command line alone, plain and as
+  validation's measured runs run it, alternated ``--pairs`` times (median of paired ratios);
+  beside it coverage.py's floor: a bare ``coverage run`` (only ``include``: no contexts, no
+  subprocess or multiprocessing following, no report) of that command — what any
+  measurement with coverage.py costs at least on that Python.
 
 Run with ``.venv/bin/python -m benchmarks.bench_validation``.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -116,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=200, help="tests in the fixture file")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--pairs", type=int, default=12, help="alternated plain / instrumented command runs"
+    )
     parser.add_argument("--repetitions", type=int, default=3)
     parser.add_argument(
         "--python", action="append", help="environment Python (repeat); default 3.11 and 3.12"
@@ -172,29 +179,40 @@ def _measure(args: argparse.Namespace, python: str, workload: str) -> None:
             )
         plain = statistics.median(d for p in instrumented for d in by_run[False][p])
         measured = statistics.median(d for p in instrumented for d in by_run[True][p])
+        paired = statistics.median(  # round by round: the two validations ran back to back
+            on / off
+            for p in instrumented
+            for on, off in zip(by_run[True][p], by_run[False][p], strict=True)
+        )
         print(
-            f"instrumented run vs the same run plain (medians): {measured:.3f}s vs {plain:.3f}s, "
-            f"ratio {measured / plain:.3f}x (goal <= {GOAL}x; {len(instrumented)} of "
+            f"instrumented run vs the same run plain: median of paired ratios {paired:.3f}x "
+            f"(goal <= {GOAL}x; medians {measured:.3f}s vs {plain:.3f}s; {len(instrumented)} of "
             f"{len(by_run[True])} runs per validation instrumented)"
         )
         raw_on = statistics.median(sum(ds) for _, ds in results[True])
         raw_off = statistics.median(sum(ds) for _, ds in results[False])
         print(f"validation test time, coverage on / off: {raw_on / raw_off:.3f}x")
-        bare, alone = _floor(work, repo, max(args.rounds, 5), python)
+        medians, ratios = _alternated(work, repo, args.pairs, python)
         print(
-            f"coverage.py floor (bare `coverage run`, include only) vs plain: {bare:.3f}s vs "
-            f"{alone:.3f}s, ratio {bare / alone:.3f}x"
+            f"alternated runs of one command line ({args.pairs} each, median of paired ratios "
+            f"to the plain run, {medians['plain']:.3f}s): instrumented as validation runs it "
+            f"{ratios['ours']:.3f}x ({medians['ours']:.3f}s; goal <= {GOAL}x); coverage.py floor "
+            f"(bare `coverage run`, include only) {ratios['bare']:.3f}x ({medians['bare']:.3f}s)"
         )
 
 
-def _floor(work: Path, repo: Path, rounds: int, version: str) -> tuple[float, float]:
-    """Medians of a bare ``coverage run`` and a plain run of the fixture's test file (the
-    runner's own command line, as validation runs it), in the warm environment that has
-    coverage.py (alternating, ``rounds`` each); the core is the one validation uses on that
-    Python (sys.monitoring from 3.12)."""
+def _alternated(
+    work: Path, repo: Path, pairs: int, version: str
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The runner's command on the fixture's test file (as validation runs it), alternated
+    ``pairs`` times in the warm environment that has coverage.py: plain; under a bare
+    ``coverage run`` (coverage.py's floor: the core validation uses on that Python, only
+    ``include``); and as validation's measured runs run it (our rcfile, context plugin and
+    report). Medians per command, and medians of each one's ratio to the plain run of its round
+    (back-to-back runs: less exposed to the machine's drift than separate validations)."""
     import json
 
-    from validation.coverage import SYSMON_PYTHON
+    from validation.coverage import CONTEXT_PLUGIN, SYSMON_PYTHON, measured_command, rcfile
     from validation.runners import make_runner
 
     (python,) = [
@@ -202,24 +220,49 @@ def _floor(work: Path, repo: Path, rounds: int, version: str) -> tuple[float, fl
         for marker in (work / "envs").glob("*/swt-environment.json")
         if any(p.startswith("coverage") for p in json.loads(marker.read_text())["packages"])
     ]
-    rc = repo.parent / "floor.coveragerc"
+    scratch = repo.parent / "alternated"
+    scratch.mkdir(exist_ok=True)
+    rc = scratch / "floor.coveragerc"
     sysmon = tuple(int(part) for part in version.split(".")) >= SYSMON_PYTHON
     rc.write_text(
-        f"[run]\ndata_file = {repo.parent / 'floor.coverage'}\n"
+        f"[run]\ndata_file = {scratch / 'floor.coverage'}\n"
         + ("core = sysmon\n" if sysmon else "")
         + "include =\n    pkg/*\n"
     )
-    report = str(repo.parent / "floor.xml")
-    plain = make_runner("pytest").command(str(python), ["tests/test_pkg.py"], report, ())
-    measured = [str(python), "-m", "coverage", "run", f"--rcfile={rc}", *plain[1:]]
+    runner = make_runner("pytest")
+    report = str(scratch / "report.xml")
+    plain = runner.command(str(python), ["tests/test_pkg.py"], report, ())
+    plugin = runner.context_options(CONTEXT_PLUGIN) or []
+    ours = measured_command(
+        runner.command(str(python), ["tests/test_pkg.py"], report, plugin),
+        str(scratch / "ours" / "rc"),
+        rcfile(["pkg/__init__.py"], str(scratch / "ours" / "data"), contexts="runner",
+               python=version),
+        str(scratch / "ours" / "coverage.json"),
+        {"pkg/__init__.py": [2]},  # the golden patch's line
+    )  # fmt: skip
+    commands = {
+        "plain": plain,
+        "bare": [str(python), "-m", "coverage", "run", f"--rcfile={rc}", *plain[1:]],
+        "ours": ours,
+    }
     env = {**os.environ, "PYTHONPATH": str(repo), "PYTHONDONTWRITEBYTECODE": "1"}
-    times: dict[str, list[float]] = {"bare": [], "plain": []}
-    for _ in range(rounds):
-        for name, command in (("plain", plain), ("bare", measured)):
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(pairs):
+        for name, command in commands.items():
+            shutil.rmtree(scratch / "ours", ignore_errors=True)
             started = time.perf_counter()
             subprocess.run(command, cwd=repo, env=env, check=False, capture_output=True)
             times[name].append(time.perf_counter() - started)
-    return statistics.median(times["bare"]), statistics.median(times["plain"])
+    measured = json.loads((scratch / "ours" / "coverage.json").read_text())  # the last run's
+    if "pkg/__init__.py" not in measured.get("files", {}):
+        raise RuntimeError(f"the instrumented command measured nothing: {measured}")
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    ratios = {
+        name: statistics.median(a / b for a, b in zip(times[name], times["plain"], strict=True))
+        for name in commands
+    }
+    return medians, ratios
 
 
 if __name__ == "__main__":
