@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from builder.pipeline import RejectedLog
-from builder.store import ResultStore
+from builder.core.pipeline import RejectedLog
+from builder.core.store import ResultStore
 from recipes.demo.github_replay import ReplayServer
 from recipes.demo.synthetic import build_world
 from recipes.github.client import GitHubClient, RetryPolicy

@@ -34,12 +34,12 @@ import uuid
 from pathlib import Path
 
 from benchmarks.bench_environments_local import Case, demo_case, real_case
-from builder.config import DockerConfig
-from validation.backends.docker import DockerBackend
-from validation.docker_engine import DockerUnavailable, connect
-from validation.environment import LocalEnvironments
-from validation.images import ensure_base_image
-from validation.repos import worktree
+from builder.core.config import DockerConfig
+from builder.core.repos import worktree
+from validation.environments.docker_engine import DockerUnavailable, connect
+from validation.environments.environment import LocalEnvironments
+from validation.environments.images import ensure_base_image
+from validation.runs.backends.docker import DockerBackend
 
 
 def _marked(case: Case, marker: str) -> Case:

@@ -25,14 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from builder.core.repos import worktree
 from recipes.demo.generate import generate_demo
 from recipes.swe_bench import swe_bench_candidates
-from validation.backends.local import Limits, LocalBackend
-from validation.environment import EnvironmentSpec, LocalEnvironments
-from validation.interpreters import Interpreters
-from validation.patches import runnable_test_files
-from validation.repos import worktree
-from validation.specs import BUNDLED_SPECS, SpecLibrary, resolve
+from validation.environments.environment import EnvironmentSpec, LocalEnvironments
+from validation.environments.interpreters import Interpreters
+from validation.environments.specs import BUNDLED_SPECS, SpecLibrary, resolve
+from validation.runs.backends.local import Limits, LocalBackend
+from validation.runs.patches import runnable_test_files
 
 
 @dataclasses.dataclass

@@ -44,7 +44,7 @@ def _github(demo: Path, source: str):
 
 def _in_process(config_path: Path, overrides: list[str]) -> float:
     from builder.build import build
-    from builder.config import load_config
+    from builder.core.config import load_config
 
     start = time.perf_counter()
     build(load_config(config_path, overrides), progress=False, echo=lambda _: None)

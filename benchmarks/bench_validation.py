@@ -98,8 +98,8 @@ def _fixture(root: Path, tests: int, workload: str) -> tuple[Path, str, str, str
 
 
 def _validate(work: Path, repo: Path, candidate, coverage: bool, repetitions: int, python: str):
-    from builder.config import ValidationConfig
-    from builder.records import RunResult, read_jsonl
+    from builder.core.config import ValidationConfig
+    from builder.core.records import RunResult, read_jsonl
     from validation.stage import ValidateStage
 
     settings = ValidationConfig(
@@ -213,7 +213,7 @@ def _alternated(
     import json
 
     from validation.coverage import CONTEXT_PLUGIN, SYSMON_PYTHON, measured_command, rcfile
-    from validation.runners import make_runner
+    from validation.runs.runners import make_runner
 
     (python,) = [
         marker.parent / "bin" / "python"

@@ -27,14 +27,14 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from builder.config import DockerConfig, LimitsConfig, ValidationConfig
-from builder.executor import Executor
-from builder.pipeline import RejectedLog, StageStats, run_stage
-from builder.records import Candidate, Record, Verdict
-from builder.store import ResultStore, atomic_write_text
+from builder.core.config import DockerConfig, LimitsConfig, ValidationConfig
+from builder.core.executor import Executor
+from builder.core.gitutil import git
+from builder.core.pipeline import RejectedLog, StageStats, run_stage
+from builder.core.records import Candidate, Record, Verdict
+from builder.core.repos import RepoCache
+from builder.core.store import ResultStore, atomic_write_text
 from recipes.swe_bench import swe_bench_candidates
-from validation.gitutil import git
-from validation.repos import RepoCache
 from validation.stage import ValidateStage
 
 

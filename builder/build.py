@@ -8,14 +8,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from builder.card import funnel_lines
-from builder.config import Config, ConfigError, ValidationConfig
-from builder.executor import Executor
-from builder.pipeline import RejectedLog, StageStats, run_stage
-from builder.publish import publish_release, publish_target
-from builder.records import write_jsonl
-from builder.release import write_config_json, write_release
-from builder.store import ResultStore
+from builder.core.config import Config, ConfigError, ValidationConfig
+from builder.core.executor import Executor
+from builder.core.pipeline import RejectedLog, StageStats, run_stage
+from builder.core.records import write_jsonl
+from builder.core.store import ResultStore
+from builder.release.card import funnel_lines
+from builder.release.publish import publish_release, publish_target
+from builder.release.write import write_config_json, write_release
 from recipes.swe_bench import STAGE as SOURCE_STAGE
 from recipes.swe_bench import swe_bench_candidates
 from validation.stage import ValidateStage

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from builder import __version__
-from builder.config import ConfigError, load_config
+from builder.core.config import ConfigError, load_config
 
 DEMO_CONFIG = """\
 # The bundled offline demo: a generated repository, its pull requests and issues as GitHub
@@ -109,7 +109,7 @@ def _demo(directory: Path) -> int:
 
 
 def _publish(config, args: argparse.Namespace) -> int:
-    from builder.publish import PublishError, publish_release, resolve_target
+    from builder.release.publish import PublishError, publish_release, resolve_target
 
     try:
         target = resolve_target(config, args.repo_id)
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         return _demo(args.directory)
     if args.command == "diff":
-        from builder.versions import diff_command
+        from builder.release.versions import diff_command
 
         try:
             print(diff_command(args.old, args.new), end="")

@@ -148,7 +148,7 @@ def load_recipe(path: Path | str) -> Recipe:
 
 def _environment_spec(recipe: Recipe, path: Path) -> Path:
     """The recipe's environment spec file, resolved and checked to be a spec of its repo."""
-    from validation.specs import SpecError, load_spec
+    from validation.environments.specs import SpecError, load_spec
 
     spec_path = (path.parent / recipe.environment).resolve()
     if not spec_path.is_file():

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from builder.pipeline import Outcome
-from builder.records import Candidate, DropReason
+from builder.core.pipeline import Outcome
+from builder.core.records import Candidate, DropReason
 
 STAGE = "source"
 SOURCE_NAME = "swe-bench"

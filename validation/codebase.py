@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from validation.gitutil import git
+from builder.core.gitutil import git
 
 
 def codebase_size(mirror: Path, commit: str) -> tuple[int, int]:

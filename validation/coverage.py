@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 
 import unidiff
 
-from validation.patches import PatchError
+from validation.runs.patches import PatchError
 
 COVERAGE_PACKAGE = "coverage"
 """Installed into every measured environment (the spec's packages gain it when coverage is on)."""

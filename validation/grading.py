@@ -6,7 +6,7 @@ import dataclasses
 import enum
 from collections.abc import Sequence
 
-from builder.records import RunResult, TestStatus, Transitions
+from builder.core.records import RunResult, TestStatus, Transitions
 
 
 class Verdict(str, enum.Enum):

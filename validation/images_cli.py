@@ -6,10 +6,10 @@ import argparse
 import time
 from collections.abc import Callable
 
-from builder.config import Config
-from validation.docker_engine import DockerUnavailable, connect
-from validation.docker_environments import ENV_SCHEMA, DockerEnvironments
-from validation.images import (
+from builder.core.config import Config
+from validation.environments.docker_engine import DockerUnavailable, connect
+from validation.environments.docker_environments import ENV_SCHEMA, DockerEnvironments
+from validation.environments.images import (
     SUITES,
     BaseImageError,
     base_image_name,

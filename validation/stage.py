@@ -14,9 +14,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from builder import __version__
-from builder.config import DockerConfig, ValidationConfig
-from builder.pipeline import Outcome, Stage
-from builder.records import (
+from builder.core.config import DockerConfig, ValidationConfig
+from builder.core.pipeline import Outcome, Stage
+from builder.core.records import (
     Candidate,
     DropReason,
     Instance,
@@ -25,18 +25,19 @@ from builder.records import (
     Transitions,
     write_jsonl,
 )
-from builder.store import atomic_write_text, result_key
-from validation import coverage, metadata
-from validation.backends import Session, make_backend
-from validation.backends.local import Limits, LocalBackend
+from builder.core.repos import RepoCache, RepoUnavailable
+from builder.core.store import atomic_write_text, result_key
+from validation import coverage
 from validation.codebase import codebase_size
-from validation.environment import EnvironmentBuildError, EnvironmentSpec
+from validation.environments import metadata
+from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
+from validation.environments.interpreters import PYTHON_RELEASES
+from validation.environments.specs import EnvironmentResolver, Resolution, SpecError
 from validation.grading import Grade, grade, side_verdicts
-from validation.interpreters import PYTHON_RELEASES
-from validation.patches import NOT_RUNNABLE, PatchError, patch_size, runnable_test_files
-from validation.repos import RepoCache, RepoUnavailable
-from validation.runners import Runner, make_runner
-from validation.specs import EnvironmentResolver, Resolution, SpecError
+from validation.runs.backends import Session, make_backend
+from validation.runs.backends.local import Limits, LocalBackend
+from validation.runs.patches import NOT_RUNNABLE, PatchError, patch_size, runnable_test_files
+from validation.runs.runners import Runner, make_runner
 
 STAGE = "validate"
 GRADING_VERSION = 3

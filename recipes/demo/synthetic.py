@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from builder.core.gitutil import git_env
 from recipes.demo.github_replay import make_comment, make_fixtures, make_issue, make_pull
-from validation.gitutil import git_env
 
 __all__ = ["KINDS", "SyntheticWorld", "build_world", "expected_outcome"]
 

@@ -10,10 +10,12 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from builder.executor import Executor
-from builder.pipeline import Outcome, RejectedLog, Stage, StageStats, run_stage
-from builder.records import Candidate, DropReason
-from builder.store import ResultStore, result_key
+from builder.core.executor import Executor
+from builder.core.gitutil import GitError
+from builder.core.pipeline import Outcome, RejectedLog, Stage, StageStats, run_stage
+from builder.core.records import Candidate, DropReason
+from builder.core.repos import RepoCache, RepoUnavailable
+from builder.core.store import ResultStore, result_key
 from recipes.github.client import GitHubClient, web_hosts_for
 from recipes.github.fields import (
     IssueFacts,
@@ -27,8 +29,6 @@ from recipes.github.listing import Listing, PullRecord, RepoState, list_pulls
 from recipes.linking import closing_references
 from recipes.patch_split import SplitPatch, UnparsableDiff, split_patch
 from recipes.recipe import Recipe
-from validation.gitutil import GitError
-from validation.repos import RepoCache, RepoUnavailable
 
 __all__ = ["STAGE", "SOURCE_NAME", "CollectRun", "CollectStage", "collect"]
 
@@ -334,8 +334,8 @@ def collect_command(
     """``swt-builder collect``: write the candidates as JSONL and the drops beside them."""
     from tqdm import tqdm
 
-    from builder.card import funnel_lines
-    from builder.records import write_jsonl
+    from builder.core.records import write_jsonl
+    from builder.release.card import funnel_lines
 
     if recipe_files:
         files = [str(Path(f).resolve()) for f in recipe_files]

@@ -10,9 +10,9 @@ from typing import Any
 
 from github import Github, GithubException, UnknownObjectException
 
+from builder.core.gitutil import GitError, git_env
 from recipes.github.client import GitHubClient
 from recipes.github.listing import parse_time
-from validation.gitutil import GitError, git_env
 
 __all__ = [
     "CLOSING_QUERY",

@@ -281,7 +281,7 @@ def test_build_publishes_when_hf_repo_id_and_token_are_set(
 ):
     import huggingface_hub.constants
 
-    from tests.builder.hub_server import FakeHub
+    from tests.support.hub_server import FakeHub
 
     _, work = built
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_XET", True)  # LFS path

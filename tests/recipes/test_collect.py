@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from builder.pipeline import RejectedLog
-from builder.records import Candidate
-from builder.store import ResultStore
+from builder.core.pipeline import RejectedLog
+from builder.core.records import Candidate
+from builder.core.store import ResultStore
 from recipes.demo.github_replay import (
     FAULT_KINDS,
     ReplayServer,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from builder.cli import main
-from builder.records import Candidate, read_jsonl
+from builder.core.records import Candidate, read_jsonl
 from recipes.demo.generate import EXPECTED, DemoPaths, generate_demo
 from recipes.demo.github_demo import GITHUB_EXPECTED, RECIPE
 from recipes.demo.github_replay import ReplayServer

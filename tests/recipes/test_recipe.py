@@ -95,7 +95,7 @@ def test_fingerprint_ignores_the_range_but_not_the_rules() -> None:
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
 def test_bundled_recipes_name_their_repos_environment_spec(path: Path) -> None:
-    from validation.specs import load_spec
+    from validation.environments.specs import load_spec
 
     recipe = load_recipe(path)
     assert Path(recipe.environment).is_absolute()

@@ -5,7 +5,7 @@ import json
 import datasets
 import pytest
 
-from builder.records import DropReason
+from builder.core.records import DropReason
 from recipes.swe_bench import SourceError, swe_bench_candidates, to_candidate
 from tests.conftest import swe_record, write_records
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.records import DropReason
+from builder.core.records import DropReason
 from tests.conftest import GitRepo
 from tests.validation import test_stage as _stage
 from tests.validation.test_stage import ADD_TEST, CODE, FIXED, TESTS, runs_of
@@ -346,8 +346,8 @@ NODE_IDS = [
 @pytest.fixture(scope="module")
 def measuring_pythons(tmp_path_factory):
     """An environment with pytest and the pinned coverage.py per Python version (built once)."""
-    from validation.environment import EnvironmentSpec, LocalEnvironments
-    from validation.interpreters import Interpreters
+    from validation.environments.environment import EnvironmentSpec, LocalEnvironments
+    from validation.environments.interpreters import Interpreters
 
     interpreters = Interpreters()
     environments = LocalEnvironments(tmp_path_factory.mktemp("envs"), interpreters)
@@ -396,7 +396,7 @@ def test_every_test_running_a_wanted_line_is_its_context(
     import json
 
     from validation.coverage import CONTEXT_PLUGIN, measured_command, read_report
-    from validation.runners import make_runner
+    from validation.runs.runners import make_runner
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "tests").mkdir()

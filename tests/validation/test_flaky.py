@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from builder.records import DropReason
+from builder.core.records import DropReason
 from tests.validation import test_stage as _stage
 from tests.validation.test_stage import ADD_TEST, FIXED, runs_of
 

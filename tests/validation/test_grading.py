@@ -2,7 +2,7 @@
 
 import pytest
 
-from builder.records import RunResult, TestStatus
+from builder.core.records import RunResult, TestStatus
 from validation.grading import Verdict, grade, verdict_of
 
 S = TestStatus

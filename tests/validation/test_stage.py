@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from builder.config import ValidationConfig
-from builder.records import DropReason, RunResult, read_jsonl
+from builder.core.config import ValidationConfig
+from builder.core.records import DropReason, RunResult, read_jsonl
 from recipes.swe_bench import to_candidate
 from tests.conftest import GitRepo, swe_record
-from tests.validation import docker_support
-from validation.runners import make_runner
+from tests.support import docker as docker_support
+from validation.runs.runners import make_runner
 from validation.stage import ValidateStage
 
 BACKENDS = ("local", "docker")
@@ -271,8 +271,8 @@ def test_environment_failure_is_a_drop_with_its_log(make_case, tmp_path):
 
 
 def test_worktree_left_locked_by_a_killed_run_is_recovered(tmp_path):
-    from validation.gitutil import git
-    from validation.repos import RepoCache, worktree
+    from builder.core.gitutil import git
+    from builder.core.repos import RepoCache, worktree
 
     repo = GitRepo(tmp_path / "r")
     commit = repo.commit({"a.py": "x\n"})
@@ -292,7 +292,7 @@ def test_worktree_left_locked_by_a_killed_run_is_recovered(tmp_path):
 
 def test_docker_settings_reach_the_validation_backend(tmp_path):
     """[docker] settings from the config are what the stage's Docker backend uses."""
-    from builder.config import DockerConfig
+    from builder.core.config import DockerConfig
 
     settings = ValidationConfig(backend="docker")
     docker = DockerConfig(memory="1g", pids_limit=64, base_images={"3.9": "mine:3.9"})

@@ -1,0 +1,172 @@
+"""Stages as generators over records: verdicts, the result store, stats and rejected files."""
+
+from __future__ import annotations
+
+import abc
+import collections
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from builder.core.executor import Executor
+from builder.core.records import DropReason, Record, Verdict
+from builder.core.store import ResultStore, atomic_write_text, result_key
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What a stage made of one input: its verdict and, when kept, the output record."""
+
+    verdict: Verdict
+    output: Record | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict.kept != (self.output is not None):
+            raise ValueError("a kept verdict needs an output record and a drop must have none")
+
+    @classmethod
+    def keep(cls, stage: str, output: Record, **evidence: str) -> Outcome:
+        return cls(Verdict(stage=stage, evidence=evidence), output)
+
+    @classmethod
+    def drop(cls, stage: str, reason: DropReason, **evidence: str) -> Outcome:
+        return cls(Verdict(stage=stage, reason=reason, evidence=evidence))
+
+
+@dataclasses.dataclass
+class StageStats:
+    """Mergeable counters of one stage: seen, kept, reused from the store, drops by reason."""
+
+    stage: str
+    seen: int = 0
+    kept: int = 0
+    cached: int = 0
+    dropped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+
+    def count(self, outcome: Outcome, cached: bool) -> None:
+        self.seen += 1
+        self.cached += int(cached)
+        if outcome.verdict.kept:
+            self.kept += 1
+        else:
+            self.dropped[outcome.verdict.reason.value] += 1
+
+    def __add__(self, other: StageStats) -> StageStats:
+        if other.stage != self.stage:
+            raise ValueError(f"cannot merge stats of {self.stage!r} and {other.stage!r}")
+        return StageStats(
+            self.stage,
+            self.seen + other.seen,
+            self.kept + other.kept,
+            self.cached + other.cached,
+            self.dropped + other.dropped,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "seen": self.seen,
+            "kept": self.kept,
+            "dropped": dict(sorted(self.dropped.items())),
+        }
+
+
+class Stage(abc.ABC):
+    """One step of the pipeline. Subclasses say what of the config affects their results."""
+
+    name: ClassVar[str]
+    output_model: ClassVar[type[Record]]
+
+    @abc.abstractmethod
+    def fingerprint(self) -> Any:
+        """JSON-able settings this stage's results depend on (part of the store key)."""
+
+    @abc.abstractmethod
+    def process(self, record: Record) -> Outcome:
+        """Judge one record. Instance-level failures are drops; toolkit bugs raise."""
+
+    def key(self, record: Record) -> str:
+        return result_key(self.name, self.fingerprint(), record.model_dump(mode="json"))
+
+
+def _encode(outcome: Outcome) -> dict[str, Any]:
+    output = outcome.output.model_dump(mode="json") if outcome.output is not None else None
+    return {"verdict": outcome.verdict.model_dump(mode="json"), "output": output}
+
+
+def _decode(stage: Stage, stored: dict[str, Any]) -> Outcome:
+    verdict = Verdict.model_validate_json(json.dumps(stored["verdict"]))
+    output = stored["output"]
+    if output is not None:
+        output = stage.output_model.model_validate_json(json.dumps(output))
+    return Outcome(verdict, output)
+
+
+def _compute_and_store(stage: Stage, store: ResultStore, key: str, record: Record) -> Outcome:
+    outcome = stage.process(record)
+    store.put(stage.name, key, _encode(outcome))
+    return outcome
+
+
+class RejectedLog:
+    """Collects the dropped inputs of each stage and writes ``rejected/<stage>.jsonl``."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, list[str]] = collections.defaultdict(list)
+
+    def add(self, record: Record | dict[str, Any], verdict: Verdict) -> None:
+        data = record.model_dump(mode="json") if isinstance(record, Record) else record
+        row = {
+            "stage": verdict.stage,
+            "reason": verdict.reason.value,
+            "evidence": verdict.evidence,
+            "record": data,
+        }
+        self._rows[verdict.stage].append(
+            json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
+        )
+
+    def write(self, directory: Path, stages: Iterable[str]) -> None:
+        for stage in stages:
+            rows = self._rows.get(stage, [])
+            atomic_write_text(directory / f"{stage}.jsonl", "".join(row + "\n" for row in rows))
+
+
+def run_stage(
+    stage: Stage,
+    records: Iterable[Record],
+    *,
+    store: ResultStore,
+    executor: Executor,
+    rejected: RejectedLog,
+    stats: StageStats,
+    progress: Any = None,
+) -> Iterator[Record]:
+    """Yield the kept outputs in input order; reuse stored results, compute the rest."""
+    inputs = list(records)
+    keys = [stage.key(record) for record in inputs]
+    outcomes: dict[int, tuple[Outcome, bool]] = {}
+    pending = []
+    for index, key in enumerate(keys):
+        stored = store.get(stage.name, key)
+        if stored is None:
+            pending.append(index)
+        else:
+            outcomes[index] = (_decode(stage, stored), True)
+    if progress is not None:
+        progress.reset(total=len(inputs))
+        progress.update(len(outcomes))
+    tasks = [(_compute_and_store, (stage, store, keys[i], inputs[i])) for i in pending]
+    for position, outcome in executor.run(tasks):
+        outcomes[pending[position]] = (outcome, False)
+        if progress is not None:
+            progress.update(1)
+    for index, record in enumerate(inputs):
+        outcome, cached = outcomes[index]
+        stats.count(outcome, cached)
+        if outcome.verdict.kept:
+            yield outcome.output
+        else:
+            rejected.add(record, outcome.verdict)

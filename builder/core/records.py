@@ -1,0 +1,253 @@
+"""Typed, versioned records that stages exchange: Candidate, RunResult, Instance, Verdict."""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+SCHEMA_VERSION = 1
+"""Bump when a record's meaning changes: it is part of every result-store key."""
+
+SWE_BENCH_COLUMNS = (
+    "instance_id",
+    "repo",
+    "base_commit",
+    "patch",
+    "test_patch",
+    "problem_statement",
+    "hints_text",
+    "created_at",
+    "version",
+    "environment_setup_commit",
+    "FAIL_TO_PASS",
+    "PASS_TO_PASS",
+)
+"""The exported columns existing SWE-bench/SWT-Bench harnesses read, in their order."""
+
+
+V = TypeVar("V")
+SortedDict = Annotated[dict[str, V], AfterValidator(lambda value: dict(sorted(value.items())))]
+"""A dict kept in key order, so a record serializes the same fresh or restored from the store."""
+
+
+class DropReason(str, enum.Enum):
+    """Why a record left the pipeline. Every drop names one of these and carries evidence."""
+
+    # sources
+    MALFORMED_RECORD = "malformed_record"
+    DUPLICATE_INSTANCE = "duplicate_instance"
+    # GitHub collection (recipes/github)
+    NOT_MERGED = "not_merged"
+    COMMITS_UNAVAILABLE = "commits_unavailable"
+    DIFF_UNPARSABLE = "diff_unparsable"
+    DIFF_NOT_UTF8 = "diff_not_utf8"
+    NO_TEST_CHANGE = "no_test_change"
+    NO_CODE_CHANGE = "no_code_change"
+    NO_PYTHON_CODE_CHANGE = "no_python_code_change"
+    BINARY_CODE_CHANGE = "binary_code_change"
+    TOO_MANY_FILES = "too_many_files"
+    NO_LINKED_ISSUE = "no_linked_issue"
+    EMPTY_PROBLEM_STATEMENT = "empty_problem_statement"
+    # validation
+    REPO_UNAVAILABLE = "repo_unavailable"
+    ENVIRONMENT_FAILED = "environment_failed"
+    TEST_PATCH_DOES_NOT_APPLY = "test_patch_does_not_apply"
+    GOLDEN_PATCH_DOES_NOT_APPLY = "golden_patch_does_not_apply"
+    NO_TEST_FILES = "no_test_files"
+    NO_TESTS_COLLECTED = "no_tests_collected"
+    TIMEOUT = "timeout"
+    NO_FAIL_TO_PASS = "no_fail_to_pass"
+    PASS_TO_FAIL = "pass_to_fail"
+    FLAKY = "flaky"
+    COVERAGE_UNMEASURABLE = "coverage_unmeasurable"
+
+
+class TestStatus(str, enum.Enum):
+    """Outcome of one test in one run, mapped explicitly from the runner's report."""
+
+    __test__ = False  # not a pytest test class
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    XFAIL = "xfail"
+    XPASS = "xpass"
+    MISSING = "missing"
+
+    @property
+    def is_pass(self) -> bool:
+        return self in (TestStatus.PASSED, TestStatus.XFAIL)
+
+    @property
+    def is_fail(self) -> bool:
+        """Failed, errored (incl. collection errors), strict xpass, or absent from the run."""
+        return self in (TestStatus.FAILED, TestStatus.ERROR, TestStatus.XPASS, TestStatus.MISSING)
+
+
+class Record(BaseModel):
+    """Base of all records: strict, immutable, versioned, JSON round-trippable."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_schema(cls, value: int) -> int:
+        if value != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {value} is not {SCHEMA_VERSION} (this toolkit's)")
+        return value
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, line: str):
+        return cls.model_validate_json(line)
+
+
+class Candidate(Record):
+    """A possible benchmark instance: an issue, the repo at the fix's base, golden patches."""
+
+    instance_id: str = Field(min_length=1)
+    repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
+    base_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    patch: str
+    test_patch: str
+    problem_statement: str
+    hints_text: str = ""
+    created_at: str = Field(min_length=1)
+    version: str = ""
+    environment_setup_commit: str = ""
+    pull_number: int | None = None
+    issue_numbers: tuple[int, ...] = ()
+    issue_created_at: tuple[str, ...] = ()
+    merged_at: str | None = None
+    source: str = Field(min_length=1)
+    reference_fail_to_pass: tuple[str, ...] | None = None
+    reference_pass_to_pass: tuple[str, ...] | None = None
+
+
+class RunResult(Record):
+    """One execution of the selected tests on one side (before/after the golden patch)."""
+
+    side: str = Field(pattern=r"^(before|after)$")
+    suite: str = Field(default="golden", pattern=r"^(golden|existing)$")
+    repetition: int = Field(ge=0)
+    command: tuple[str, ...]
+    exit_code: int | None
+    timed_out: bool
+    duration_s: float
+    report_found: bool
+    tests: SortedDict[TestStatus]
+    collection_errors: tuple[str, ...] = ()
+    log_path: str
+
+
+class Transitions(BaseModel):
+    """How many tests made each transition between the before and after runs."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+    fail_to_pass: int = Field(ge=0)
+    fail_to_fail: int = Field(ge=0)
+    pass_to_pass: int = Field(ge=0)
+    pass_to_fail: int = Field(ge=0)
+
+
+class InstanceStats(BaseModel):
+    """Per-instance statistics of the paper's Table 1; None where not (yet) measured."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+    codebase_files: int | None = None
+    codebase_lines: int | None = None
+    existing_tests: Transitions | None = None
+    golden_tests: Transitions | None = None
+    golden_tests_added: int | None = None
+    golden_tests_removed: int | None = None
+    golden_test_files_edited: int | None = None
+    golden_test_lines_edited: int | None = None
+
+
+class Instance(Record):
+    """A validated benchmark instance; exports SWE-bench columns first, SWT extras after."""
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    patch: str
+    test_patch: str
+    problem_statement: str
+    hints_text: str
+    created_at: str
+    version: str
+    environment_setup_commit: str
+    FAIL_TO_PASS: tuple[str, ...]
+    PASS_TO_PASS: tuple[str, ...]
+    pull_number: int | None
+    issue_numbers: tuple[int, ...]
+    issue_created_at: tuple[str, ...]
+    merged_at: str | None
+    golden_coverage: float | None = None
+    stats: InstanceStats = Field(default_factory=InstanceStats)
+    run_metadata: SortedDict[str] = Field(default_factory=dict)
+
+    def to_row(self) -> dict[str, Any]:
+        """The exported row: SWE-bench columns (lists JSON-encoded), then our extras."""
+        row: dict[str, Any] = {}
+        for column in SWE_BENCH_COLUMNS:
+            value = getattr(self, column)
+            row[column] = json.dumps(list(value)) if isinstance(value, tuple) else value
+        row["pull_number"] = self.pull_number
+        row["issue_numbers"] = list(self.issue_numbers)
+        row["issue_created_at"] = list(self.issue_created_at)
+        row["merged_at"] = self.merged_at
+        row["golden_coverage"] = self.golden_coverage
+        row["stats"] = self.stats.model_dump(mode="json")
+        row["run_metadata"] = json.dumps(self.run_metadata, sort_keys=True)
+        return row
+
+
+class Verdict(Record):
+    """A stage's decision about one input record: kept (with output) or dropped (with reason)."""
+
+    stage: str
+    reason: DropReason | None = None
+    evidence: SortedDict[str] = Field(default_factory=dict)
+
+    @property
+    def kept(self) -> bool:
+        return self.reason is None
+
+
+R = TypeVar("R", bound=Record)
+
+
+def write_jsonl(path: Path, records: Iterable[Record]) -> int:
+    """Write records one per line (atomically) and return how many were written."""
+    from builder.core.store import atomic_write_text
+
+    lines = [record.to_json() + "\n" for record in records]
+    atomic_write_text(path, "".join(lines))
+    return len(lines)
+
+
+def read_jsonl(path: Path, model: type[R]) -> Iterator[R]:
+    """Read records of one type from a JSONL file; a bad line raises with its line number."""
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield model.from_json(line)
+            except ValueError as error:
+                raise ValueError(
+                    f"{path}:{number}: not a valid {model.__name__}: {error}"
+                ) from error

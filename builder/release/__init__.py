@@ -1,0 +1,1 @@
+"""The release: splits, export, statistics, figures, card, manifest, versions, publishing."""

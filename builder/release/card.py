@@ -1,0 +1,174 @@
+"""The dataset card: the Hub's YAML header, statistics, funnel, per-repo counts and figures."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from builder.core.pipeline import StageStats
+from builder.core.records import Instance
+from builder.release.rolling import Cutoff
+from builder.release.splits import CONFIG_ORDER, FULL, LITE, SPLIT, SplitPlan
+from builder.release.stats import StatRow, markdown_table
+from builder.release.versions import VERSION_SCHEME
+
+_ABOUT = (
+    "An SWT-Bench-style benchmark built with swt-builder: each instance pairs a GitHub issue "
+    "with the repository at the fix's base commit, the golden code patch (`patch`) and the "
+    "golden tests (`test_patch`). A method under evaluation must write tests that fail before "
+    "the golden patch and pass after it. `FAIL_TO_PASS` and `PASS_TO_PASS` (JSON-encoded "
+    "lists of pytest node ids) come from running the golden tests before and after the "
+    "golden patch."
+)
+
+_CONFIG_TEXT = {
+    FULL: "every validated instance",
+    LITE: "the SWE-bench-Lite rules (offline), then a seeded sample",
+    "post_cutoff": "per model cutoff: instances whose problem became public after it",
+    "monthly": "per complete month of the problem's publication; frozen once released",
+}
+
+
+def funnel_lines(funnel: Sequence[StageStats]) -> list[str]:
+    """The drop funnel as aligned text lines (printed at the end of a run)."""
+    lines = []
+    for stats in funnel:
+        lines.append(f"{stats.stage:<10} {stats.seen:>6} in {stats.kept:>6} kept")
+        for reason, count in sorted(stats.dropped.items()):
+            lines.append(f"{'':<10} {count:>6} dropped: {reason}")
+    return lines
+
+
+def _size_category(count: int) -> str:
+    return "n<1K" if count < 1000 else "1K<n<10K" if count < 10_000 else "10K<n<100K"
+
+
+def yaml_header(name: str, license: str, plan: SplitPlan) -> str:
+    """The Hub's YAML front matter: license, task, and every config's splits and files."""
+    lines = [
+        "---",
+        f"license: {license}",
+        "task_categories:",
+        "- text-generation",
+        "tags:",
+        "- code",
+        "- swt-bench",
+        "- test-generation",
+        f"pretty_name: {name}",
+        "size_categories:",
+        f"- {_size_category(plan.get(FULL, SPLIT).rows)}",
+        "configs:",
+    ]
+    grouped = plan.by_config()
+    for config in [c for c in CONFIG_ORDER if c in grouped] + sorted(
+        set(grouped) - set(CONFIG_ORDER)
+    ):
+        present = [split for split in grouped[config] if split.rows]
+        if not present:
+            continue
+        lines.append(f"- config_name: {config}")
+        if config == FULL:
+            lines.append("  default: true")
+        lines.append("  data_files:")
+        for split in present:
+            lines += [f"  - split: {split.name}", f"    path: {split.path}"]
+    return "\n".join(lines) + "\n---\n"
+
+
+def _splits_table(plan: SplitPlan) -> str:
+    lines = ["| config | split | instances | frozen |", "|---|---|---:|---|"]
+    for split in plan.splits:
+        frozen = "yes" if split.frozen else ""
+        rows = f"{split.rows}" if split.rows else "0 (no file)"
+        lines.append(f"| {split.config} | {split.name} | {rows} | {frozen} |")
+    return "\n".join(lines) + "\n"
+
+
+def _funnel_table(funnel: Sequence[StageStats], lite: Mapping[str, Any] | None) -> str:
+    rows = ["| stage | in | kept | dropped (reason count) |", "|---|---|---|---|"]
+    for stats in funnel:
+        drops = ", ".join(f"{reason} {count}" for reason, count in sorted(stats.dropped.items()))
+        rows.append(f"| {stats.stage} | {stats.seen} | {stats.kept} | {drops or '—'} |")
+    if lite is not None:
+        rules = ", ".join(f"{rule} {n}" for rule, n in lite["excluded_by_rule"].items())
+        rows.append(
+            f"| lite (rules) | {lite['considered']} | {lite['eligible']} | {rules or '—'} |"
+        )
+        rows.append(
+            f"| lite (sample) | {lite['eligible']} | {lite['selected']} | "
+            f"{lite['eligible'] - lite['selected']} not sampled |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def _repo_table(instances: Sequence[Instance], plan: SplitPlan) -> str:
+    lite_ids = set(plan.get(LITE, SPLIT).instance_ids) if plan.lite is not None else set()
+    counts = Counter(i.repo for i in instances)
+    lite = Counter(i.repo for i in instances if i.instance_id in lite_ids)
+    lines = ["| repository | full | lite |", "|---|---:|---:|"]
+    for repo, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"| {repo} | {count} | {lite.get(repo, 0)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _cutoff_table(cutoffs: Sequence[Cutoff], plan: SplitPlan) -> str:
+    lines = ["| model | cutoff | split | instances |", "|---|---|---|---:|"]
+    for cutoff in cutoffs:
+        rows = plan.get("post_cutoff", cutoff.split).rows
+        lines.append(f"| {cutoff.model} | {cutoff.date.isoformat()} | {cutoff.split} | {rows} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_card(
+    *,
+    name: str,
+    version: str,
+    license: str,
+    instances: Sequence[Instance],
+    funnel: Sequence[StageStats],
+    plan: SplitPlan,
+    tables: Mapping[str, list[StatRow]],
+    cutoffs: Sequence[Cutoff],
+    figures: Mapping[str, str],
+) -> str:
+    """The README.md of the dataset (deterministic: no dates or machine details)."""
+    lite = plan.lite.to_dict() if plan.lite is not None else None
+    configs = "\n".join(
+        f"- `{config}`: {_CONFIG_TEXT.get(config, config)}"
+        for config in CONFIG_ORDER
+        if config in plan.by_config()
+    )
+    return (
+        yaml_header(name, license, plan) + f"\n# {name}\n\n{_ABOUT}\n\n"
+        f"Version **{version}**. Instances: **{len(instances)}**.\n\n"
+        "## Load\n\n"
+        "```python\nimport datasets\n"
+        f'full = datasets.load_dataset("<this dataset>", split="{SPLIT}")\n'
+        f'lite = datasets.load_dataset("<this dataset>", "lite", split="{SPLIT}")\n'
+        'rolling = datasets.load_dataset("<this dataset>", "post_cutoff")\n```\n\n'
+        "The SWE-bench columns come first (`instance_id, repo, base_commit, patch, test_patch, "
+        "problem_statement, hints_text, created_at, version, environment_setup_commit, "
+        "FAIL_TO_PASS, PASS_TO_PASS`), so SWE-bench harnesses read the `test` split "
+        "unchanged; our columns follow (`stats` holds the per-instance statistics below).\n\n"
+        f"## Configs and splits\n\n{configs}\n\n{_splits_table(plan)}\n"
+        "A problem became public at the earliest of its linked issues' and its pull request's "
+        "creation; a model cannot have trained on an instance made public after its cutoff.\n\n"
+        f"{_cutoff_table(cutoffs, plan)}\n"
+        "## Statistics\n\n"
+        "Mean and maximum per instance (as in Table 1 of the SWT-Bench paper). `n/a`: not "
+        "measured for any instance; `(m/n)`: measured for m of n instances.\n\n"
+        f"{markdown_table(dict(tables))}\n"
+        f"![issue length]({figures['issue_words']})\n\n"
+        "## Construction funnel\n\n"
+        f"{_funnel_table(funnel, lite)}\n"
+        f"![funnel]({figures['funnel']})\n\n"
+        "## Repositories\n\n"
+        f"{_repo_table(instances, plan)}\n"
+        f"![repositories]({figures['repos']})\n\n"
+        "## Versions\n\n"
+        f"{VERSION_SCHEME}\n\n"
+        "`CHANGELOG.md` lists the instance ids added and removed per split in every release; "
+        "`manifest.json` holds the sha256 of every file, the resolved configuration, the "
+        "toolkit version and the counts.\n"
+    )

@@ -1,0 +1,124 @@
+"""The release manifest: sha256 of every file, the resolved config, toolkit version, counts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from builder import __version__
+from builder.core.config import Config
+from builder.core.records import SCHEMA_VERSION
+from builder.core.store import atomic_write_text, canonical_json
+
+MANIFEST = "manifest.json"
+DIAGNOSTICS = ("rejected/",)
+"""Local build diagnostics (absolute log paths, timings): not part of the release, not hashed,
+not published."""
+
+
+_LOOPBACK = re.compile(r"^[a-z]+://(?:127\.\d+\.\d+\.\d+|localhost|\[::1\])(?::\d+)?", re.I)
+
+
+def _portable(value: Any) -> Any:
+    """Machine details out of one config value: absolute paths, loopback URLs (random ports)."""
+    if isinstance(value, dict):
+        return {key: _portable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_portable(item) for item in value]
+    if isinstance(value, str):
+        if _LOOPBACK.match(value):
+            return _LOOPBACK.sub("loopback:", value)
+        if value.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", value):
+            return "local:" + Path(value).name
+    return value
+
+
+def portable_config(config: Config) -> dict[str, Any]:
+    """The resolved config without machine paths: same settings → same text on any machine.
+
+    Absolute local paths keep only their last component (``local:records.jsonl``), loopback
+    URLs lose host and port; where outputs and the work dir are, and how many jobs ran on
+    which executor, have no effect on the dataset and are left out.
+    """
+    data = config.resolved()
+    for where_or_how in ("output_dir", "work_dir", "jobs", "executor", "executor_scheduler"):
+        data.pop(where_or_how, None)
+    return _portable(data)
+
+
+def inputs_fingerprint(**parts: Any) -> str:
+    """A hash of everything the release's bytes depend on (plus this toolkit's version)."""
+    material = canonical_json(
+        {"parts": parts, "toolkit": __version__, "schema_version": SCHEMA_VERSION}
+    )
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def hash_files(dataset_dir: Path) -> dict[str, dict[str, Any]]:
+    """sha256 and size of every release file: all but the manifest, temp files, diagnostics."""
+    files = {}
+    for path in sorted(dataset_dir.rglob("*")):
+        relative = path.relative_to(dataset_dir).as_posix()
+        if not path.is_file() or relative == MANIFEST or path.name.startswith("."):
+            continue
+        if relative.startswith(DIAGNOSTICS):
+            continue
+        files[relative] = {"sha256": file_sha256(path), "bytes": path.stat().st_size}
+    return files
+
+
+def write_manifest(
+    dataset_dir: Path,
+    *,
+    config: Config,
+    splits: list[dict[str, Any]],
+    counts: Mapping[str, Any],
+    fingerprint: str,
+    previous_version: str | None,
+) -> dict[str, Any]:
+    """Hash the finished dataset dir and write ``manifest.json`` (deterministic: no dates)."""
+    from builder.release.export import features_sha256  # imports datasets: only when writing
+
+    manifest = {
+        "name": config.name,
+        "version": config.release.version,
+        "previous_version": previous_version,
+        "toolkit_version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "features_sha256": features_sha256(),
+        "inputs_fingerprint": fingerprint,
+        "counts": dict(counts),
+        "splits": splits,
+        "config": portable_config(config),
+        "files": hash_files(dataset_dir),
+    }
+    atomic_write_text(dataset_dir / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def read_manifest(dataset_dir: Path) -> dict[str, Any]:
+    """The manifest of a release dir; raises FileNotFoundError when it has none."""
+    return json.loads((Path(dataset_dir) / MANIFEST).read_text(encoding="utf-8"))
+
+
+def is_up_to_date(dataset_dir: Path, fingerprint: str) -> bool:
+    """True when the dir holds a release of exactly these inputs, every file intact."""
+    try:
+        manifest = read_manifest(dataset_dir)
+    except (FileNotFoundError, json.JSONDecodeError):
+        return False
+    if manifest.get("inputs_fingerprint") != fingerprint:
+        return False
+    return hash_files(dataset_dir) == manifest.get("files")

@@ -1,0 +1,220 @@
+"""Publish a release dir to the Hub: every file in one commit, then a version tag; or a dry run."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from builder.core.config import Config
+from builder.release.manifest import MANIFEST, hash_files, read_manifest
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+
+KEEP_REMOTE = frozenset({".gitattributes"})
+"""Files the Hub creates itself; publishing never deletes them."""
+
+
+class PublishError(RuntimeError):
+    """Publishing is refused: no token, a tag that exists, or a release dir that was altered."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PublishTarget:
+    """Where to publish; the token comes from HF_TOKEN and is never printed."""
+
+    repo_id: str
+    endpoint: str | None
+    private: bool
+    token: str | None = dataclasses.field(default=None, repr=False)
+
+
+def publish_target(config: Config, repo_id: str | None = None) -> PublishTarget | None:
+    """The build's automatic target: only when HF_REPO_ID (or ``repo_id``) and HF_TOKEN are set."""
+    repo = repo_id or os.environ.get("HF_REPO_ID", "")
+    token = os.environ.get("HF_TOKEN", "")
+    if not repo or not token:
+        return None
+    return resolve_target(config, repo)
+
+
+def resolve_target(config: Config, repo_id: str | None = None) -> PublishTarget:
+    """Repo from the argument, HF_REPO_ID or ``publish.repo_id``; endpoint from HF_ENDPOINT."""
+    repo = repo_id or os.environ.get("HF_REPO_ID") or config.publish.repo_id
+    if not repo:
+        raise PublishError("no repository: pass --repo-id, set HF_REPO_ID or publish.repo_id")
+    endpoint = os.environ.get("HF_ENDPOINT") or config.publish.endpoint or None
+    token = os.environ.get("HF_TOKEN") or None
+    return PublishTarget(repo, endpoint, config.publish.private, token)
+
+
+def tag_name(version: str) -> str:
+    return f"v{version}"
+
+
+def git_blob_sha1(data: bytes) -> str:
+    """The git object id of a file's bytes (what the Hub reports for non-LFS files)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class PublishPlan:
+    """What a publish would change on the Hub, against the revision it read."""
+
+    repo_id: str
+    version: str
+    tag: str
+    repo_exists: bool
+    revision: str | None
+    tag_exists: bool
+    add: list[str]
+    update: list[str]
+    delete: list[str]
+    unchanged: list[str]
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.add or self.update or self.delete)
+
+    def render(self) -> str:
+        where = f"revision {self.revision}" if self.revision else "a repository that does not exist"
+        lines = [f"publish {self.repo_id} {self.tag}: against {where}"]
+        if self.tag_exists:
+            lines.append(f"  tag {self.tag} exists: refused (a released version never changes)")
+        for label, paths in (("add", self.add), ("update", self.update), ("delete", self.delete)):
+            lines.extend(f"  {label:<7} {path}" for path in paths)
+        lines.append(
+            f"  {len(self.add)} to add, {len(self.update)} to update, {len(self.delete)} to "
+            f"delete, {len(self.unchanged)} unchanged; then tag {self.tag}"
+        )
+        return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True)
+class PublishOutcome:
+    plan: PublishPlan
+    commit: str | None
+    dry_run: bool
+
+    def summary(self) -> str:
+        if self.dry_run:
+            return self.plan.render() + "\n(dry run: nothing was uploaded)"
+        head = f"published {self.plan.repo_id} {self.plan.tag}"
+        return f"{head} at commit {self.commit}" if self.commit else head
+
+
+def local_files(dataset_dir: Path) -> dict[str, str]:
+    """Path → sha256 of the release's files; raises if the dir no longer matches its manifest."""
+    manifest = read_manifest(dataset_dir)
+    present = hash_files(dataset_dir)
+    if present != manifest["files"]:
+        recorded = manifest["files"]
+        changed = sorted(
+            p for p in set(present) | set(recorded) if present.get(p) != recorded.get(p)
+        )
+        raise PublishError(
+            f"{dataset_dir} differs from its manifest ({', '.join(changed)}): rebuild"
+        )
+    files = {path: entry["sha256"] for path, entry in present.items()}
+    files[MANIFEST] = hashlib.sha256((dataset_dir / MANIFEST).read_bytes()).hexdigest()
+    return files
+
+
+def _api(target: PublishTarget) -> HfApi:
+    from huggingface_hub import HfApi  # imported on use: a build that does not publish skips it
+
+    return HfApi(endpoint=target.endpoint, token=target.token or False)
+
+
+def plan_publish(dataset_dir: Path, target: PublishTarget) -> PublishPlan:
+    """Compare the release with the Hub's current ``main`` (read-only)."""
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    dataset_dir = Path(dataset_dir)
+    version = read_manifest(dataset_dir)["version"]
+    files = local_files(dataset_dir)
+    api = _api(target)
+    remote: dict[str, str] = {}
+    revision = None
+    repo_exists, tag_exists = True, False
+    try:
+        revision = api.dataset_info(target.repo_id, revision="main").sha
+        for entry in api.list_repo_tree(
+            target.repo_id, repo_type="dataset", recursive=True, revision=revision
+        ):
+            if hasattr(entry, "blob_id"):
+                remote[entry.path] = entry.lfs.sha256 if entry.lfs else entry.blob_id
+        refs = api.list_repo_refs(target.repo_id, repo_type="dataset")
+        tag_exists = any(ref.name == tag_name(version) for ref in refs.tags)
+    except RepositoryNotFoundError:
+        repo_exists = False
+    except RevisionNotFoundError:
+        revision = None
+    add, update, unchanged = [], [], []
+    for path, sha256 in sorted(files.items()):
+        if path not in remote:
+            add.append(path)
+            continue
+        data = (dataset_dir / path).read_bytes()
+        same = remote[path] in (sha256, git_blob_sha1(data))
+        (unchanged if same else update).append(path)
+    delete = sorted(p for p in remote if p not in files and p not in KEEP_REMOTE)
+    return PublishPlan(
+        target.repo_id,
+        version,
+        tag_name(version),
+        repo_exists,
+        revision,
+        tag_exists,
+        add,
+        update,
+        delete,
+        unchanged,
+    )
+
+
+def publish_release(
+    dataset_dir: Path, target: PublishTarget, dry_run: bool = False
+) -> PublishOutcome:
+    """Upload every changed file in one commit on ``main`` and tag it ``v<version>``."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    dataset_dir = Path(dataset_dir)
+    plan = plan_publish(dataset_dir, target)
+    if dry_run:
+        return PublishOutcome(plan, None, True)
+    if not target.token:
+        raise PublishError("HF_TOKEN is not set: publishing needs a write token in HF_TOKEN")
+    if plan.tag_exists:
+        raise PublishError(f"{target.repo_id} already has tag {plan.tag}: bump release.version")
+    api = _api(target)
+    if not plan.repo_exists:
+        api.create_repo(target.repo_id, repo_type="dataset", private=target.private, exist_ok=True)
+        plan = plan_publish(dataset_dir, target)
+    commit = plan.revision
+    if plan.changes:
+        operations = [
+            CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(dataset_dir / path))
+            for path in plan.add + plan.update
+        ] + [CommitOperationDelete(path_in_repo=path) for path in plan.delete]
+        info = api.create_commit(
+            target.repo_id,
+            operations=operations,
+            commit_message=f"Release {plan.version}",
+            commit_description=f"swt-builder release {plan.version}: all splits, card, manifest.",
+            repo_type="dataset",
+            revision="main",
+            parent_commit=plan.revision,
+        )
+        commit = info.oid
+    api.create_tag(
+        target.repo_id,
+        tag=plan.tag,
+        tag_message=f"Release {plan.version}",
+        revision=commit,
+        repo_type="dataset",
+    )
+    return PublishOutcome(plan, commit, False)

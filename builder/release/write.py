@@ -1,0 +1,139 @@
+"""Turn validated instances into a release dir: splits, parquet, stats, figures, card, manifest."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from builder.core.config import Config, ConfigError
+from builder.core.pipeline import StageStats
+from builder.core.records import Instance
+from builder.core.store import atomic_write_text
+from builder.release.manifest import (
+    file_sha256,
+    inputs_fingerprint,
+    is_up_to_date,
+    portable_config,
+    write_manifest,
+)
+from builder.release.rolling import load_cutoffs, read_registry_text
+from builder.release.versions import (
+    changelog_entry,
+    check_successor,
+    load_previous,
+    write_changelog,
+)
+
+if TYPE_CHECKING:
+    from builder.release.splits import SplitPlan
+
+PRIMARY_FILES = ("instances.jsonl", "config.json")
+"""Files the build writes before the release step; their bytes are inputs of the release.
+(``rejected/`` is not: its evidence holds local log paths and timings, see DIAGNOSTICS.)"""
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleaseResult:
+    dataset_dir: Path
+    version: str
+    plan: SplitPlan | None
+    """None when the dir already held this exact release and nothing was rewritten."""
+    split_rows: dict[str, int]
+
+
+def _primary_digests(dataset_dir: Path) -> dict[str, str]:
+    paths = [dataset_dir / name for name in PRIMARY_FILES]
+    return {p.relative_to(dataset_dir).as_posix(): file_sha256(p) for p in paths if p.is_file()}
+
+
+def write_config_json(config: Config, dataset_dir: Path) -> None:
+    """config.json: the resolved configuration, without machine paths (see portable_config)."""
+    text = json.dumps(portable_config(config), indent=2, sort_keys=True) + "\n"
+    atomic_write_text(dataset_dir / "config.json", text)
+
+
+def write_release(
+    config: Config,
+    instances: Sequence[Instance],
+    funnel: Sequence[StageStats],
+    echo: Callable[[str], None] = print,
+) -> ReleaseResult:
+    """Splits → parquet → stats → figures → card → changelog → manifest, unless up to date."""
+    out = config.dataset_dir
+    previous = load_previous(config.release.previous)
+    previous_manifest = previous[1] if previous else None
+    if previous_manifest is not None:
+        from builder.release.export import features_sha256
+
+        check_successor(previous_manifest["version"], config.release.version)
+        if previous_manifest["features_sha256"] != features_sha256():
+            raise ConfigError(
+                f"release.previous {previous[0]} has another schema: its frozen splits cannot "
+                "be carried; make a new MAJOR release without release.previous"
+            )
+    funnel_dicts = [stats.to_dict() for stats in funnel]
+    fingerprint = inputs_fingerprint(
+        primary=_primary_digests(out),
+        funnel=funnel_dicts,
+        config=portable_config(config),
+        cutoffs=read_registry_text(config.rolling.cutoffs),
+        previous=previous_manifest,
+    )
+    if is_up_to_date(out, fingerprint):
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        rows = {f"{s['config']}/{s['split']}": s["rows"] for s in manifest["splits"]}
+        echo(f"release {config.release.version}: up to date, nothing rewritten")
+        return ReleaseResult(out, config.release.version, None, rows)
+
+    # Heavy imports (datasets, matplotlib) only when there is something to write.
+    from builder.release.card import render_card
+    from builder.release.export import write_plan
+    from builder.release.figures import write_figures
+    from builder.release.splits import FULL, LITE, plan_splits
+    from builder.release.stats import statistics_table
+
+    plan = plan_splits(instances, config, previous_manifest)
+    write_plan(plan, out, previous[0] if previous else None)
+    ordered = sorted(instances, key=lambda i: i.instance_id)
+    tables = {FULL: statistics_table(ordered)}
+    if plan.lite is not None:
+        tables[LITE] = statistics_table(plan.lite.instances)
+    split_rows = {f"{s.config}/{s.name}": s.rows for s in plan.splits}
+    stats = {
+        "instances": len(instances),
+        "funnel": funnel_dicts,
+        "lite": plan.lite.to_dict() if plan.lite is not None else None,
+        "splits": split_rows,
+        "statistics": {name: [row.to_dict() for row in rows] for name, rows in tables.items()},
+    }
+    atomic_write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
+    figures = write_figures(out, ordered, funnel)
+    card = render_card(
+        name=config.name,
+        version=config.release.version,
+        license=config.release.license,
+        instances=ordered,
+        funnel=funnel,
+        plan=plan,
+        tables=tables,
+        cutoffs=load_cutoffs(config.rolling.cutoffs),
+        figures=figures,
+    )
+    atomic_write_text(out / "README.md", card)
+    splits = [split.to_manifest() for split in plan.splits]
+    draft = {"version": config.release.version, "splits": splits}
+    write_changelog(
+        out, changelog_entry(previous_manifest, draft), previous[0] if previous else None
+    )
+    write_manifest(
+        out,
+        config=config,
+        splits=splits,
+        counts={"instances": len(instances), "funnel": funnel_dicts, "splits": split_rows},
+        fingerprint=fingerprint,
+        previous_version=previous_manifest["version"] if previous_manifest else None,
+    )
+    return ReleaseResult(out, config.release.version, plan, split_rows)

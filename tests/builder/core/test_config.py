@@ -1,0 +1,98 @@
+"""Config: TOML file or [tool.swt-builder], CLI overrides, path resolution, clear errors."""
+
+import pytest
+
+from builder.core.config import ConfigError, load_config
+
+
+def test_defaults_without_a_file(tmp_path):
+    config = load_config(cwd=tmp_path)
+    assert config.name == "swt-dataset"
+    assert config.output_dir == (tmp_path / "dist").resolve()
+    assert config.work_dir == (tmp_path / ".swt-work").resolve()
+    assert config.validation.timeout_s == 900
+
+
+def test_own_file_paths_are_relative_to_it(tmp_path):
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    (folder / "records.jsonl").write_text("")
+    (folder / "swt-builder.toml").write_text(
+        'name = "x"\nwork_dir = "w"\n[source]\npath = "records.jsonl"\n'
+        '[repos]\n"o/r" = "clone"\n"o/s" = "https://example.invalid/o/s.git"\n'
+        "[validation]\ntimeout_s = 5\n"
+    )
+    config = load_config(folder / "swt-builder.toml", cwd=tmp_path)
+    assert config.work_dir == (folder / "w").resolve()
+    assert config.source.path == str((folder / "records.jsonl").resolve())
+    assert config.repos == {
+        "o/r": str((folder / "clone").resolve()),
+        "o/s": "https://example.invalid/o/s.git",
+    }
+    assert config.validation.timeout_s == 5
+
+
+def test_found_in_cwd_and_in_pyproject(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.swt-builder]\nname = "from-pyproject"\n')
+    assert load_config(cwd=tmp_path).name == "from-pyproject"
+    (tmp_path / "swt-builder.toml").write_text('name = "own-file"\n')
+    assert load_config(cwd=tmp_path).name == "own-file"
+
+
+def test_overrides_win_and_parse_toml_values(tmp_path):
+    (tmp_path / "swt-builder.toml").write_text("[validation]\ntimeout_s = 5\n")
+    config = load_config(
+        overrides=["validation.timeout_s=7.5", "name=plain-text", 'validation.packages=["a"]'],
+        cwd=tmp_path,
+    )
+    assert config.validation.timeout_s == 7.5
+    assert config.name == "plain-text"
+    assert config.validation.packages == ["a"]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("nonsense = 1\n", "nonsense"),
+        ("[validation]\ntimeout_s = -1\n", "timeout_s"),
+        ("[validation]\nbackend = 'cloud'\n", "backend"),
+        ("name = [\n", "not valid TOML"),
+    ],
+)
+def test_bad_files_give_clear_errors(tmp_path, text, message):
+    path = tmp_path / "swt-builder.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_config(path)
+
+
+def test_bad_override_and_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        load_config(overrides=["timeout"], cwd=tmp_path)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "absent.toml")
+
+
+def test_no_field_can_hold_a_token(tmp_path):
+    with pytest.raises(ConfigError, match="github_token"):
+        load_config(overrides=["github_token=secret"], cwd=tmp_path)
+    assert "secret" not in str(load_config(cwd=tmp_path).resolved())
+
+
+def test_a_recipes_environment_spec_wins_in_validation(tmp_path):
+    from builder.build import _validation_settings
+    from validation.environments.specs import EnvironmentResolver
+
+    for folder, note in (("specs", "from spec_dirs"), ("recipe-specs", "the recipe's")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "o__r.toml").write_text(f'repo = "o/r"\nnote = "{note}"\n')
+    (tmp_path / "r.toml").write_text('repo = "o/r"\nenvironment = "recipe-specs/o__r.toml"\n')
+    (tmp_path / "swt-builder.toml").write_text(
+        '[source]\nkind = "github"\nrecipes = ["r.toml"]\n[validation]\nspec_dirs = ["specs"]\n'
+    )
+    config = load_config(tmp_path / "swt-builder.toml", cwd=tmp_path)
+    settings = _validation_settings(config)
+    assert settings.spec_files == [str(tmp_path / "recipe-specs" / "o__r.toml")]
+    library = EnvironmentResolver(settings, tmp_path / "inferred", list).library
+    assert library.get("o/r").note == "the recipe's"
+    assert library.files["o/r"] == tmp_path / "recipe-specs" / "o__r.toml"

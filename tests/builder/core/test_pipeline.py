@@ -1,0 +1,119 @@
+"""run_stage: results are stored per record, reused, counted and dropped with reasons."""
+
+import json
+
+import pytest
+from dask import distributed
+
+from builder.core.executor import Executor
+from builder.core.pipeline import Outcome, RejectedLog, Stage, StageStats, run_stage
+from builder.core.records import DropReason, Verdict
+from builder.core.store import ResultStore
+from tests.builder.core.test_records import _candidate
+
+
+class EvenKeeper(Stage):
+    """Keeps candidates with an even pull number; counts how often it really ran."""
+
+    name = "even"
+    output_model = type(_candidate())
+
+    def __init__(self, setting: int = 0):
+        self.setting = setting
+        self.calls = 0
+
+    def fingerprint(self):
+        return {"setting": self.setting}
+
+    def process(self, record):
+        self.calls += 1
+        if record.pull_number % 2:
+            return Outcome.drop(
+                self.name, DropReason.NO_FAIL_TO_PASS, number=str(record.pull_number)
+            )
+        return Outcome.keep(self.name, record)
+
+
+def _run(stage, records, store, jobs=1, kind="threads"):
+    stats, rejected = StageStats(stage.name), RejectedLog()
+    outputs = list(
+        run_stage(stage, records, store=store, executor=Executor(kind, jobs), rejected=rejected,
+                  stats=stats)
+    )  # fmt: skip
+    return outputs, stats, rejected
+
+
+RECORDS = [_candidate(instance_id=f"o__r-{n}", pull_number=n) for n in range(1, 9)]
+
+
+@pytest.mark.parametrize("jobs, kind", [(1, "threads"), (2, "threads"), (2, "processes")])
+def test_keeps_order_drops_with_reason_and_reuses_store(tmp_path, jobs, kind):
+    store = ResultStore(tmp_path / "store")
+    stage = EvenKeeper()
+    outputs, stats, rejected = _run(stage, RECORDS, store, jobs, kind)
+    assert [o.pull_number for o in outputs] == [2, 4, 6, 8]
+    assert (stats.seen, stats.kept, stats.cached) == (8, 4, 0)
+    assert stats.dropped == {"no_fail_to_pass": 4}
+    rejected.write(tmp_path / "rejected", ["even"])
+    rows = [
+        json.loads(line) for line in (tmp_path / "rejected" / "even.jsonl").read_text().splitlines()
+    ]
+    assert [row["evidence"]["number"] for row in rows] == ["1", "3", "5", "7"]
+    assert {row["reason"] for row in rows} == {"no_fail_to_pass"}
+    assert len(list(store.keys("even"))) == 8
+
+    again = EvenKeeper()
+    outputs2, stats2, _ = _run(again, RECORDS, store, jobs, kind)
+    assert again.calls == 0 and stats2.cached == 8 and outputs2 == outputs
+
+
+def test_changed_setting_recomputes(tmp_path):
+    store = ResultStore(tmp_path)
+    _run(EvenKeeper(setting=1), RECORDS, store)
+    changed = EvenKeeper(setting=2)
+    _run(changed, RECORDS, store)
+    assert changed.calls == len(RECORDS)
+
+
+def test_stats_merge():
+    one, two = StageStats("s", 2, 1, 0), StageStats("s", 3, 1, 1)
+    one.dropped["timeout"] = 1
+    two.dropped.update({"timeout": 1, "pass_to_fail": 1})
+    merged = one + two
+    assert (merged.seen, merged.kept, merged.cached) == (5, 2, 1)
+    assert merged.dropped == {"timeout": 2, "pass_to_fail": 1}
+    with pytest.raises(ValueError):
+        one + StageStats("other")
+
+
+def test_outcome_invariants():
+    with pytest.raises(ValueError):
+        Outcome(Verdict(stage="s"))  # kept without output
+    with pytest.raises(ValueError):
+        Outcome(Verdict(stage="s", reason=DropReason.TIMEOUT), _candidate())
+
+
+def test_executor_rejects_unknown_kind_and_dask_without_scheduler():
+    with pytest.raises(ValueError, match="unknown executor"):
+        Executor("cloud")
+    with pytest.raises(ValueError, match="scheduler"):
+        Executor("dask")
+
+
+def test_dask_executor_runs_on_a_local_cluster(tmp_path):
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        store = ResultStore(tmp_path)
+        outputs, stats, _ = _run_with(Executor("dask", scheduler=cluster.scheduler_address), store)
+    assert [o.pull_number for o in outputs] == [2, 4, 6, 8] and stats.seen == 8
+    assert len(list(store.keys("even"))) == 8
+
+
+def _run_with(executor, store):
+    stats, rejected = StageStats("even"), RejectedLog()
+    stage = EvenKeeper()
+    outputs = list(
+        run_stage(stage, RECORDS, store=store, executor=executor, rejected=rejected, stats=stats)
+    )
+    return outputs, stats, rejected

@@ -1,0 +1,104 @@
+"""Records are strict, versioned and round-trip through JSONL; Instance rows match SWE-bench."""
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from builder.core.records import (
+    SCHEMA_VERSION,
+    SWE_BENCH_COLUMNS,
+    Candidate,
+    DropReason,
+    Instance,
+    RunResult,
+    TestStatus,
+    Verdict,
+    read_jsonl,
+    write_jsonl,
+)
+
+SHA = "a" * 40
+
+
+def _candidate(**changes):
+    fields = dict(
+        instance_id="o__r-1", repo="o/r", base_commit=SHA, patch="p", test_patch="t",
+        problem_statement="issue", created_at="2024-01-01T00:00:00Z", source="test",
+        issue_numbers=(3, 4),
+    )  # fmt: skip
+    fields.update(changes)
+    return Candidate(**fields)
+
+
+def _instance():
+    return Instance(
+        instance_id="o__r-1", repo="o/r", base_commit=SHA, patch="p", test_patch="t",
+        problem_statement="issue", hints_text="", created_at="2024-01-01T00:00:00Z",
+        version="1.0", environment_setup_commit=SHA, FAIL_TO_PASS=("t.py::a",),
+        PASS_TO_PASS=("t.py::b", "t.py::c"), pull_number=1, issue_numbers=(3,),
+        issue_created_at=("2023-12-01T00:00:00Z",), merged_at=None, run_metadata={"k": "v"},
+    )  # fmt: skip
+
+
+def test_jsonl_round_trip(tmp_path):
+    records = [_candidate(), _candidate(instance_id="o__r-2", hints_text="h")]
+    path = tmp_path / "c.jsonl"
+    assert write_jsonl(path, records) == 2
+    assert list(read_jsonl(path, Candidate)) == records
+    run = RunResult(
+        side="before", repetition=0, command=("pytest",), exit_code=1, timed_out=False,
+        duration_s=0.5, report_found=True, tests={"t.py::a": TestStatus.FAILED}, log_path="l",
+    )  # fmt: skip
+    assert RunResult.from_json(run.to_json()) == run
+    verdict = Verdict(stage="s", reason=DropReason.TIMEOUT, evidence={"log": "x"})
+    assert Verdict.from_json(verdict.to_json()) == verdict and not verdict.kept
+
+
+def test_strict_types_and_unknown_fields_are_rejected():
+    with pytest.raises(ValidationError):
+        _candidate(pull_number="12")  # a string is not an int in strict mode
+    with pytest.raises(ValidationError):
+        _candidate(base_commit="not-a-sha")
+    with pytest.raises(ValidationError):
+        Candidate.from_json(_candidate().to_json()[:-1] + ',"surprise":1}')
+
+
+def test_other_schema_version_is_refused():
+    data = json.loads(_candidate().to_json())
+    data["schema_version"] = SCHEMA_VERSION + 1
+    with pytest.raises(ValidationError, match="schema_version"):
+        Candidate.model_validate(data)
+
+
+def test_bad_line_names_file_and_line(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text(_candidate().to_json() + "\n{}\n")
+    with pytest.raises(ValueError, match=r"c\.jsonl:2"):
+        list(read_jsonl(path, Candidate))
+
+
+def test_instance_row_has_swe_bench_columns_first_with_json_lists():
+    row = _instance().to_row()
+    assert tuple(row)[: len(SWE_BENCH_COLUMNS)] == SWE_BENCH_COLUMNS
+    assert json.loads(row["FAIL_TO_PASS"]) == ["t.py::a"]
+    assert json.loads(row["PASS_TO_PASS"]) == ["t.py::b", "t.py::c"]
+    assert row["issue_numbers"] == [3] and json.loads(row["run_metadata"]) == {"k": "v"}
+
+
+def test_status_classes_are_explicit():
+    assert {s for s in TestStatus if s.is_pass} == {TestStatus.PASSED, TestStatus.XFAIL}
+    assert {s for s in TestStatus if s.is_fail} == {
+        TestStatus.FAILED, TestStatus.ERROR, TestStatus.XPASS, TestStatus.MISSING,
+    }  # fmt: skip
+    assert not TestStatus.SKIPPED.is_pass and not TestStatus.SKIPPED.is_fail
+
+
+def test_dict_fields_serialize_in_key_order():
+    first = _instance().model_copy(update={}).to_json()
+    shuffled = Instance.model_validate_json(
+        first.replace('"run_metadata":{"k":"v"}', '"run_metadata":{"z":"1","a":"2"}')
+    )
+    assert list(shuffled.run_metadata) == ["a", "z"]
+    verdict = Verdict(stage="s", evidence={"z": "1", "a": "2"})
+    assert verdict.to_json().index('"a"') < verdict.to_json().index('"z"')

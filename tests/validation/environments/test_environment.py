@@ -1,0 +1,198 @@
+"""EnvironmentSpec keys, the one spec → install steps function, interpreters, local builds."""
+
+import dataclasses
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from validation.environments.environment import (
+    COMPLETE,
+    EnvironmentBuildError,
+    EnvironmentSpec,
+    LocalEnvironments,
+    install_steps,
+)
+from validation.environments.interpreters import Interpreters, era_python
+
+BASE = EnvironmentSpec(
+    python="3.9",
+    packages=("pytest==8.3.5", "hypothesis"),
+    project=Path("/somewhere/mirror.git"),
+    project_commit="a" * 40,
+    exclude_newer="2021-05-02T21:31:55Z",
+)
+HERE = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"python": "3.10"},
+        {"packages": ("pytest==8.3.4", "hypothesis")},
+        {"project_commit": "b" * 40},
+        {"project": None},
+        {"requirements": ("requirements-dev.txt",)},
+        {"extras": ("test",)},
+        {"install": "none"},
+        {"install_command": "python setup.py develop"},
+        {"pre_install": ("make prepare",)},
+        {"system_packages": ("libgl1",)},
+        {"exclude_newer": "2022-01-01T00:00:00Z"},
+        {"env": (("A", "1"),)},
+    ],
+)
+def test_key_changes_with_everything_that_defines_the_environment(change):
+    assert dataclasses.replace(BASE, **change).key() != BASE.key()
+
+
+def test_key_ignores_where_things_live_the_label_and_how_tests_start():
+    moved = dataclasses.replace(BASE, project=Path("/elsewhere/mirror.git"), label="x/y@1.0")
+    assert moved.key() == BASE.key()
+    started = dataclasses.replace(BASE, runner="unittest", test_command=("python", "-m", "x"))
+    assert started.key() == BASE.key()
+    assert len(BASE.key()) == 24
+
+
+def test_dated_steps_resolve_unpinned_by_date_then_install_pins_undated():
+    steps = install_steps(
+        dataclasses.replace(BASE, extras=("test",), requirements=("req-test.txt",)),
+        base_python="/py/bin/python3.9", venv="/env", project_dir="/src", uv="uv",
+    )  # fmt: skip
+    assert [s.label for s in steps] == ["venv", "dependencies", "pins"]
+    assert steps[0].argv == ("uv", "venv", "--quiet", "--python", "/py/bin/python3.9", "/env")
+    dependencies = steps[1].argv
+    assert dependencies[dependencies.index("--exclude-newer") + 1] == BASE.exclude_newer
+    assert "setuptools=2100-01-01T00:00:00Z" in dependencies  # build tools are never dated
+    assert dependencies[-4:] == ("hypothesis", "-r", "/src/req-test.txt", "/src[test]")
+    assert "pytest==8.3.5" not in dependencies
+    # pkg_resources, as `python -m venv` gave for years; of before setuptools 71 in 2021
+    assert "setuptools<71" in dependencies
+    assert steps[2].argv[-1] == "pytest==8.3.5" and "--exclude-newer" not in steps[2].argv
+
+
+def test_runtime_setuptools_predates_vendored_typeguard_in_dated_environments_of_before():
+    """setuptools 71 vendors typeguard, whose pytest plugin crashed pytest 5 in pvlib 0.7's
+    dated environment (no test collected): environments dated before it get an older one."""
+
+    def seed(spec):
+        steps = install_steps(spec, base_python="p", venv="/e", project_dir="/src")
+        (dependencies,) = [step for step in steps if step.label == "dependencies"]
+        return [arg for arg in dependencies.argv if arg.startswith("setuptools<")]
+
+    assert seed(dataclasses.replace(BASE, exclude_newer="2024-07-16T23:59:59Z")) == [
+        "setuptools<71"
+    ]
+    assert seed(dataclasses.replace(BASE, exclude_newer="2024-07-17T00:00:00Z")) == [
+        "setuptools<81"
+    ]
+    assert seed(dataclasses.replace(BASE, exclude_newer="")) == ["setuptools<81"]  # undated
+
+
+def test_undated_pip_steps_system_packages_pre_install_and_custom_install():
+    spec = dataclasses.replace(
+        BASE,
+        exclude_newer="",
+        system_packages=("libgl1",),
+        pre_install=("echo pre",),
+        install_command="python setup.py develop",
+    )
+    steps = install_steps(spec, base_python="python3.9", venv="/env", project_dir="/src",
+                          installer="pip")  # fmt: skip
+    assert [s.label for s in steps] == [
+        "system packages", "venv", "pre-install", "dependencies", "install command",
+    ]  # fmt: skip
+    assert steps[0].argv[:3] == ("apt-get", "install", "-y")
+    assert steps[1].argv == ("python3.9", "-m", "venv", "/env")
+    assert steps[2].in_project and steps[4].in_project
+    assert steps[3].argv[:3] == ("/env/bin/python", "-m", "pip")
+    assert steps[3].argv[-2:] == ("pytest==8.3.5", "hypothesis")  # no project: own command
+
+
+def test_no_project_installs_only_packages():
+    spec = EnvironmentSpec(python="3.11", packages=("pytest",))
+    steps = install_steps(spec, base_python="p", venv="/env", project_dir=None)
+    assert steps[-1].argv[-2:] == ("setuptools<81", "pytest")
+    own = dataclasses.replace(spec, packages=("pytest", "setuptools==75.0"))
+    steps = install_steps(own, base_python="p", venv="/env", project_dir=None)
+    assert "setuptools<81" not in steps[-1].argv  # a spec naming setuptools decides
+    with pytest.raises(ValueError, match="need a project"):
+        install_steps(dataclasses.replace(spec, extras=("x",)), base_python="p", venv="/e",
+                      project_dir=None)  # fmt: skip
+
+
+def test_era_python():
+    available = ["3.6", "3.7", "3.8", "3.9", "3.10", "3.11"]
+    assert era_python(dt.date(2021, 6, 1), available) == "3.8"
+    assert era_python(dt.date(2021, 6, 1), available, lag_days=180) == "3.9"
+    assert era_python(dt.date(2021, 6, 1), available, requires_python=">=3.9") == "3.9"
+    assert era_python(dt.date(2030, 1, 1), available, requires_python="<3.8") == "3.7"
+    assert era_python(dt.date(2030, 1, 1), []) is None
+
+
+def test_interpreters_from_search_paths(tmp_path):
+    link = tmp_path / "versions" / "here" / "bin"
+    link.mkdir(parents=True)
+    (link / "python").symlink_to(sys.executable)
+    (tmp_path / "versions" / "broken" / "bin").mkdir(parents=True)
+    (tmp_path / "versions" / "broken" / "bin" / "python").write_text("not a program")
+    found = Interpreters([str(tmp_path / "versions" / "*" / "bin" / "python")], use_uv=False)
+    assert found.available() == {HERE: os.path.realpath(sys.executable)}
+    assert found.find(HERE) == os.path.realpath(sys.executable)
+    assert found.find("3.1") is None
+
+
+def test_local_build_once_per_key_with_hardlinked_packages(tmp_path):
+    interpreters = Interpreters([sys.executable], use_uv=False)
+    environments = LocalEnvironments(tmp_path / "envs", interpreters)
+    first = EnvironmentSpec(python=HERE, packages=("iniconfig==2.0.0",))
+    second = dataclasses.replace(first, env=(("OTHER", "1"),))
+    python = environments.python(first)
+    assert python.is_file() and (python.parent.parent / COMPLETE).is_file()
+    marker = (python.parent.parent / COMPLETE).stat().st_mtime_ns
+    assert environments.python(first) == python  # reused, not rebuilt
+    assert (python.parent.parent / COMPLETE).stat().st_mtime_ns == marker
+    other = environments.python(second)
+    assert other != python
+    files = sorted(python.parent.parent.glob("lib/python*/site-packages/iniconfig/__init__.py"))
+    twins = sorted(other.parent.parent.glob("lib/python*/site-packages/iniconfig/__init__.py"))
+    assert files[0].stat().st_ino == twins[0].stat().st_ino  # one file, hardlinked twice
+
+
+def test_failed_build_raises_with_log_and_missing_python_is_named(tmp_path):
+    interpreters = Interpreters([sys.executable], use_uv=False)
+    environments = LocalEnvironments(tmp_path / "envs", interpreters)
+    bad = EnvironmentSpec(python=HERE, packages=("this is not a requirement!!",))
+    with pytest.raises(EnvironmentBuildError) as error:
+        environments.python(bad)
+    assert error.value.log_path.is_file() and "dependencies" in str(error.value)
+    with pytest.raises(EnvironmentBuildError, match="no Python 3.1 interpreter"):
+        environments.python(EnvironmentSpec(python="3.1"))
+    with pytest.raises(EnvironmentBuildError, match="system packages not installed"):
+        environments.python(EnvironmentSpec(python=HERE, system_packages=("no-such-package-swt",)))
+
+
+def test_project_installed_from_the_environment_commit(tmp_path, git_repo):
+    commit = git_repo.commit(
+        {
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+            'build-backend = "setuptools.build_meta"\n'
+            '[project]\nname = "widget"\nversion = "1.2.3"\n',
+            "widget/__init__.py": "VALUE = 1\n",
+        }
+    )
+    git_repo.commit({"widget/__init__.py": "VALUE = 2\n"})
+    interpreters = Interpreters([sys.executable], use_uv=False)
+    spec = EnvironmentSpec(python=HERE, project=git_repo.path, project_commit=commit)
+    python = LocalEnvironments(tmp_path / "envs", interpreters).python(spec)
+    import subprocess
+
+    out = subprocess.run(
+        [str(python), "-c", "import importlib.metadata as m, widget; "
+         "print(m.version('widget'), widget.VALUE)"],
+        capture_output=True, text=True, cwd=tmp_path, check=True,
+    ).stdout  # fmt: skip
+    assert out.split() == ["1.2.3", "1"]
+    assert not (tmp_path / "envs" / f"{spec.key()}.project").exists()  # checkout removed

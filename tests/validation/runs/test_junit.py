@@ -1,0 +1,94 @@
+"""JUnit XML from a real pytest run maps to node ids and explicit statuses."""
+
+import subprocess
+import sys
+
+from builder.core.records import TestStatus
+from validation.runs.junit import collection_errors, parse_junit
+
+FILES = {
+    "tests/test_a.py": """
+import pytest
+
+def test_pass(): pass
+def test_fail(): assert False
+def test_same_name(): pass
+
+@pytest.fixture
+def broken(): raise RuntimeError("fixture")
+def test_error(broken): pass
+
+@pytest.mark.skip(reason="no")
+def test_skip(): pass
+
+@pytest.mark.xfail(reason="known")
+def test_xfail(): assert False
+
+@pytest.mark.xfail(strict=True, reason="strict")
+def test_xpass_strict(): pass
+
+@pytest.mark.parametrize("value", [1, "a b", "x::y"])
+def test_param(value): pass
+
+class TestGroup:
+    def test_method(self): pass
+    class TestInner:
+        def test_deep(self): assert False
+""",
+    "tests/sub/test_b.py": "def test_same_name(): assert False\n",
+    "tests/test_broken.py": "import not_a_module_anywhere\n\ndef test_never(): pass\n",
+}
+
+
+def test_real_pytest_report(tmp_path):
+    for name, text in FILES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    report = tmp_path / "report.xml"
+    files = sorted(FILES)
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
+         "--continue-on-collection-errors", f"--junitxml={report}", *files],
+        cwd=tmp_path, capture_output=True,
+    )  # fmt: skip
+    statuses = parse_junit(report.read_bytes(), files)
+    assert statuses == {
+        "tests/test_a.py::test_pass": TestStatus.PASSED,
+        "tests/test_a.py::test_fail": TestStatus.FAILED,
+        "tests/test_a.py::test_same_name": TestStatus.PASSED,
+        "tests/sub/test_b.py::test_same_name": TestStatus.FAILED,
+        "tests/test_a.py::test_error": TestStatus.ERROR,
+        "tests/test_a.py::test_skip": TestStatus.SKIPPED,
+        "tests/test_a.py::test_xfail": TestStatus.XFAIL,
+        "tests/test_a.py::test_xpass_strict": TestStatus.XPASS,
+        "tests/test_a.py::test_param[1]": TestStatus.PASSED,
+        "tests/test_a.py::test_param[a b]": TestStatus.PASSED,
+        "tests/test_a.py::test_param[x::y]": TestStatus.PASSED,
+        "tests/test_a.py::TestGroup::test_method": TestStatus.PASSED,
+        "tests/test_a.py::TestGroup::TestInner::test_deep": TestStatus.FAILED,
+    }
+    assert collection_errors(report.read_bytes()) == ["tests.test_broken"]
+
+
+def test_classname_mapping_without_file_attribute(tmp_path):
+    report = tmp_path / "r.xml"
+    report.write_text(
+        "<testsuites><testsuite>"
+        '<testcase classname="tests.test_a.TestGroup" name="test_m[1]"/>'
+        '<testcase classname="tests.sub.test_b" name="test_x"><failure message="boom"/></testcase>'
+        '<testcase classname="elsewhere" name="test_y"/>'
+        "</testsuite></testsuites>"
+    )
+    assert parse_junit(report.read_bytes(), ["tests/test_a.py", "tests/sub/test_b.py"]) == {
+        "tests/test_a.py::TestGroup::test_m[1]": TestStatus.PASSED,
+        "tests/sub/test_b.py::test_x": TestStatus.FAILED,
+    }
+
+
+def test_broken_report_raises():
+    import pytest
+
+    from validation.runs.junit import ReportError
+
+    with pytest.raises(ReportError, match="not valid XML"):
+        parse_junit(b"<testsuites><testcase", [])

@@ -1,0 +1,164 @@
+"""The hardened local backend: private HOME/TMP, resource limits, no network, group kill."""
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from validation.environments.environment import EnvironmentSpec
+from validation.runs.backends.local import Limits, LocalBackend, LocalSession, network_isolation
+
+GRANDCHILD = textwrap.dedent(
+    """
+    import subprocess, sys, time
+    child = subprocess.Popen([sys.executable, "-c",
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+    open(sys.argv[1], "w").write(str(child.pid))
+    time.sleep(600)
+    """
+)
+
+
+@pytest.fixture
+def session(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    python = tmp_path / "env" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    spec = EnvironmentSpec(python="3.11", env=(("SPEC_VARIABLE", "from-spec"),))
+
+    def make(limits=None):
+        return LocalSession(tree, tmp_path / "run", python, spec, limits or Limits())
+
+    return make
+
+
+def _run(session, code, timeout_s=60.0, *args):
+    log = session.run_dir / "log.txt"
+    completed = session.run([sys.executable, "-c", code, *args], log, timeout_s)
+    return completed, log.read_text()
+
+
+def test_private_home_tmp_no_secrets_and_spec_variables(session, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "secret-token")
+    run = session()
+    completed, log = _run(
+        run,
+        "import os, tempfile; print(os.environ['HOME'], tempfile.gettempdir(), "
+        "os.environ.get('GITHUB_TOKEN'), os.environ['SPEC_VARIABLE'])",
+    )
+    assert completed.exit_code == 0, log
+    home, tmp, token, variable = log.split()
+    assert home == str(run.run_dir / "home") and tmp == str(run.run_dir / "tmp")
+    assert token == "None" and variable == "from-spec"
+
+
+def test_file_size_memory_and_cpu_limits(session):
+    run = session(Limits(cpu_s=1, memory_mb=1024, processes=512, file_size_mb=1))
+    completed, log = _run(
+        run,
+        "import resource\n"
+        "print(resource.getrlimit(resource.RLIMIT_NPROC)[0])\n"
+        "try:\n    bytearray(2 * 1024**3)\nexcept MemoryError:\n    print('memory-limited')\n"
+        "try:\n    open('big', 'wb').write(b'x' * 2 * 1024 * 1024)\n"
+        "except OSError as error:\n    print('file-limited', error.errno)\n",
+    )
+    assert completed.exit_code == 0, log
+    assert log.split()[:3] == ["512", "memory-limited", "file-limited"]
+    completed, log = _run(run, "while True: pass", 60.0)
+    assert not completed.timed_out and completed.exit_code != 0  # SIGXCPU after 1 CPU second
+
+
+def _serve_once(server):
+    server.settimeout(30)
+    try:
+        connection, _ = server.accept()
+        connection.close()
+    except OSError:
+        pass
+
+
+def test_no_network_where_the_os_allows_it(session):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    threading.Thread(target=_serve_once, args=(server,), daemon=True).start()
+    probe = textwrap.dedent(
+        f"""
+        import socket
+        own = socket.socket(); own.bind(("127.0.0.1", 0)); own.listen()
+        socket.create_connection(own.getsockname(), timeout=5).close()
+        print("own-loopback-ok")
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+            print("host-reachable")
+        except OSError:
+            print("host-unreachable")
+        """
+    )
+    isolation, reason = network_isolation()
+    completed, log = _run(session(), probe)
+    assert completed.exit_code == 0, log
+    _, allowed_log = _run(session(Limits(network=True)), probe)
+    assert "host-reachable" in allowed_log
+    if isolation is not None:
+        assert log.split() == ["own-loopback-ok", "host-unreachable"], log
+        assert "network namespace" in reason
+    else:  # the OS does not allow it: the run is not isolated, and the backend says why
+        assert "host-reachable" in log and reason
+    server.close()
+
+
+def test_fingerprint_states_limits_and_isolation(tmp_path):
+    backend = LocalBackend(tmp_path, limits=Limits(cpu_s=5))
+    fingerprint = backend.fingerprint()
+    assert '"RLIMIT_CPU": 5' in fingerprint["limits"]
+    assert fingerprint["network"] == network_isolation()[1]
+    assert LocalBackend(tmp_path, limits=Limits(network=True)).fingerprint()["network"] == (
+        "allowed"
+    )
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as handle:
+        return handle.read().split()[2] != "Z"
+
+
+def test_timeout_kills_the_group_through_the_sandbox(session, tmp_path):
+    pid_file = tmp_path / "grandchild.pid"
+    completed, _ = _run(session(), GRANDCHILD, 3.0, str(pid_file))
+    assert completed.timed_out and completed.exit_code is None
+    grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+
+
+def test_session_from_backend_uses_worktree_and_configured_env_dir(tmp_path, git_repo):
+    commit = git_repo.commit({"tests/test_a.py": "def test_a():\n    assert True\n"})
+    backend = LocalBackend(tmp_path / "work")
+    backend.configure(env_dir=tmp_path / "cache", python_search_paths=[sys.executable])
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert backend.available_pythons() == [here]
+    python = backend.prepare(EnvironmentSpec(python=here))
+    assert python.is_relative_to(tmp_path / "cache")
+    with backend.session(python, git_repo.path, commit, tmp_path / "run") as run:
+        completed = run.run(
+            ["python", "-c", "import os; print(os.path.exists('tests/test_a.py'))"],
+            tmp_path / "log.txt", 30,
+        )  # fmt: skip
+        assert completed.exit_code == 0 and (tmp_path / "log.txt").read_text().strip() == "True"
+    assert not (tmp_path / "run" / "repo").exists()
+    subprocess.run(["git", "worktree", "list"], cwd=git_repo.path, check=True)

@@ -1,0 +1,1 @@
+"""Environments: specs, their inference from a project's files, interpreters, venvs and images."""

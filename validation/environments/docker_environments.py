@@ -1,0 +1,254 @@
+"""Docker environment images: one per spec and base image, tagged by the hash that defines it."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import shlex
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from docker.errors import ImageNotFound
+
+from builder.core.config import DockerConfig
+from builder.core.repos import file_lock
+from builder.core.store import canonical_json
+from validation.environments.docker_engine import (
+    PYTHON,
+    SPEC_HASH,
+    SUITE,
+    labels,
+    run_to_end,
+    tar_files,
+)
+from validation.environments.environment import (
+    EnvironmentBuildError,
+    EnvironmentSpec,
+    InstallStep,
+    find_uv,
+    install_steps,
+)
+from validation.environments.images import ENV_REPOSITORY, BaseImageError, ensure_base_image
+
+ENV_SCHEMA = "1"
+"""Bump when how an environment image is made changes: every environment image is rebuilt."""
+
+VENV = "/opt/swt-env"
+WORKDIR = "/testbed"
+PROJECT_DIR = "/swt/project"
+_UV = "/swt/bin/uv"
+_CA_BUNDLE = "/swt/ca-bundle.crt"
+_UV_CACHE = "/var/cache/swt-uv"
+_DEBIAN_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+_PROXY_VARIABLES = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+)
+_SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@dataclasses.dataclass(frozen=True)
+class DockerEnvironment:
+    """A built environment image: what test-run containers start from."""
+
+    image_id: str
+    tag: str
+    spec: EnvironmentSpec
+
+
+def environment_steps(spec: EnvironmentSpec) -> list[InstallStep]:
+    """The install steps of ``spec`` in an image: the shared ``install_steps``, our paths."""
+    return install_steps(
+        spec,
+        base_python=f"python{spec.python}",
+        venv=VENV,
+        project_dir=PROJECT_DIR if spec.project is not None else None,
+        installer="uv",
+        uv=_UV,
+    )
+
+
+def image_env(spec: EnvironmentSpec) -> dict[str, str]:
+    """The environment variables baked into the image (no build-time settings among them)."""
+    return {
+        "PATH": f"{VENV}/bin:{_SYSTEM_PATH}",
+        "VIRTUAL_ENV": VENV,
+        "LANG": "C.UTF-8",
+        **dict(spec.env),
+    }
+
+
+def image_hash(spec: EnvironmentSpec, base_image_id: str) -> str:
+    """Content hash of everything that defines the image: base, spec, steps, schema."""
+    material = {
+        "schema": ENV_SCHEMA,
+        "base_image": base_image_id,
+        "spec": spec.key(),
+        "steps": [dataclasses.asdict(step) for step in environment_steps(spec)],
+        "env": image_env(spec),
+    }
+    return hashlib.sha256(canonical_json(material).encode()).hexdigest()[:24]
+
+
+def ca_bundle(settings: DockerConfig) -> Path | None:
+    """The CA bundle passed into builds: the configured one, else Debian's if present."""
+    if settings.ca_bundle is not None:
+        return Path(settings.ca_bundle)
+    return _DEBIAN_CA_BUNDLE if _DEBIAN_CA_BUNDLE.is_file() else None
+
+
+def build_script(spec: EnvironmentSpec, settings: DockerConfig, with_ca: bool) -> str:
+    """The shell script run in the build container; build-time settings live only in it."""
+    exports = {
+        "UV_PYTHON_DOWNLOADS": "never",
+        "UV_CACHE_DIR": _UV_CACHE,
+        "UV_NO_PROGRESS": "1",
+        "DEBIAN_FRONTEND": "noninteractive",
+        **dict(spec.env),
+    }
+    if with_ca:
+        for variable in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO"):
+            exports[variable] = _CA_BUNDLE
+    if settings.proxy_passthrough:
+        exports.update({name: os.environ[name] for name in _PROXY_VARIABLES if name in os.environ})
+    lines = ["#!/bin/sh", "set -eu"]
+    lines += [f"export {name}={shlex.quote(value)}" for name, value in exports.items()]
+    for step in environment_steps(spec):
+        command = shlex.join(step.argv)
+        if step.argv[0] == "apt-get":
+            command = f"apt-get update -q && {command}"
+        if step.in_project:
+            command = f"cd {PROJECT_DIR} && {command}"
+        lines += [f"echo {shlex.quote(f'$ [{step.label}] {command}')}", f"( {command} )"]
+    lines += ["cd /", "rm -rf /swt /root/.cache", ""]
+    return "\n".join(lines)
+
+
+class DockerEnvironments:
+    """Builds environment images once per hash and reuses them; safe across threads/processes."""
+
+    def __init__(self, client: Any, work_dir: Path, settings: DockerConfig) -> None:
+        self.client = client
+        self.work_dir = Path(work_dir)
+        self.settings = settings
+        self.root = self.work_dir / "docker"
+
+    def get(self, spec: EnvironmentSpec) -> DockerEnvironment:
+        """The environment image of ``spec``, building it (and its base image) if needed."""
+        try:
+            base = ensure_base_image(self.client, spec.python, self.settings, self.work_dir)
+        except BaseImageError as error:
+            log_path = error.log_path or self._log(f"base-python{spec.python}")
+            if not log_path.exists():
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                log_path.write_text(f"{error}\n")
+            raise EnvironmentBuildError(str(error), log_path) from error
+        digest = image_hash(spec, base.id)
+        tag = f"{ENV_REPOSITORY}:{digest}"
+        with file_lock(self.root / "locks" / f"env-{digest}.lock"):
+            image = self._existing(tag, digest)
+            if image is None:
+                image = self._build(spec, base, digest, tag)
+        self.mark_used(digest)
+        return DockerEnvironment(image.id, tag, spec)
+
+    def mark_used(self, digest: str) -> None:
+        """Record a use (prune removes least recently used images first)."""
+        marker = self.root / "used" / digest
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        os.utime(marker, (time.time(), time.time()))
+
+    def last_used(self) -> dict[str, float]:
+        folder = self.root / "used"
+        if not folder.is_dir():
+            return {}
+        return {marker.name: marker.stat().st_mtime for marker in folder.iterdir()}
+
+    def _existing(self, tag: str, digest: str) -> Any:
+        try:
+            image = self.client.images.get(tag)
+        except ImageNotFound:
+            return None
+        return image if image.labels.get(SPEC_HASH) == digest else None
+
+    def _log(self, name: str) -> Path:
+        return self.root / "logs" / f"{name}.log"
+
+    def _build(self, spec: EnvironmentSpec, base: Any, digest: str, tag: str) -> Any:
+        log_path = self._log(f"env-{digest}")
+        bundle = ca_bundle(self.settings)
+        uv = find_uv()
+        if uv is None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text("uv not found on this machine\n")
+            raise EnvironmentBuildError("uv is needed to build Docker environments", log_path)
+        final_labels = labels(
+            "environment",
+            python=spec.python,
+            suite=base.labels.get(SUITE, ""),
+            schema=ENV_SCHEMA,
+            spec_hash=digest,
+            spec_key=spec.key(),
+            spec_label=spec.label or f"python{spec.python} {' '.join(spec.packages)}".strip(),
+            base_image=base.id,
+            user_base="false" if base.labels.get(PYTHON) else "true",
+        )
+        env = image_env(spec)
+        cache = self.root / "uv-cache"
+        cache.mkdir(parents=True, exist_ok=True)
+        container = self.client.containers.create(
+            base.id,
+            command=["/bin/sh", "/swt/build.sh"],
+            environment=env,
+            labels={**final_labels, **labels("build")},
+            network_mode=self.settings.build_network,
+            volumes={str(cache): {"bind": _UV_CACHE, "mode": "rw"}},
+            working_dir="/",
+            detach=True,
+        )
+        try:
+            files: dict[str, bytes | None] = {
+                "swt": None,
+                "swt/bin": None,
+                "swt/build.sh": build_script(spec, self.settings, bundle is not None).encode(),
+                "swt/bin/uv": Path(uv).read_bytes(),
+            }
+            if bundle is not None:
+                files["swt/ca-bundle.crt"] = bundle.read_bytes()
+            container.put_archive("/", tar_files(files, {"swt/bin/uv": 0o755}))
+            if spec.project is not None:
+                container.put_archive("/", _project_archive(spec, log_path))
+            run = run_to_end(container, log_path, self.settings.build_timeout_s)
+            if run.timed_out or run.exit_code != 0:
+                what = "timed out" if run.timed_out else f"failed with exit code {run.exit_code}"
+                raise EnvironmentBuildError(f"environment image build {what}", log_path)
+            repository, _, name = tag.partition(":")
+            conf = {"Labels": final_labels, "Env": [f"{k}={v}" for k, v in env.items()],
+                    "WorkingDir": WORKDIR, "Cmd": ["python"]}  # fmt: skip
+            return container.commit(repository=repository, tag=name, conf=conf)
+        finally:
+            container.remove(force=True)
+
+
+def _project_archive(spec: EnvironmentSpec, log_path: Path) -> bytes:
+    """The project at the environment commit, as a tar rooted at ``swt/project/``."""
+    completed = subprocess.run(
+        ["git", "archive", "--format=tar", "--prefix=swt/project/", spec.project_commit],
+        cwd=spec.project,
+        capture_output=True,
+    )
+    if completed.returncode != 0:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_bytes(completed.stderr)
+        raise EnvironmentBuildError(
+            f"cannot export the project at {spec.project_commit[:12]}", log_path
+        )
+    return completed.stdout

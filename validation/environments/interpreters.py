@@ -1,0 +1,136 @@
+"""Find Python interpreters on this machine (uv's discovery plus search paths) and pick by era."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import glob
+import json
+import os
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+PYTHON_RELEASES: dict[str, dt.date] = {
+    "3.6": dt.date(2016, 12, 23),
+    "3.7": dt.date(2018, 6, 27),
+    "3.8": dt.date(2019, 10, 14),
+    "3.9": dt.date(2020, 10, 5),
+    "3.10": dt.date(2021, 10, 4),
+    "3.11": dt.date(2022, 10, 24),
+    "3.12": dt.date(2023, 10, 2),
+    "3.13": dt.date(2024, 10, 7),
+    "3.14": dt.date(2025, 10, 7),
+}
+"""Release date of each CPython minor version (python.org)."""
+
+_PROBE = (
+    "import os, sys; sys.stdout.write('%d.%d.%d %s' % (tuple(sys.version_info[:3]) "
+    "+ (os.path.realpath(sys.executable),)))"
+)
+
+
+def default_search_paths() -> list[str]:
+    """Where pyenv keeps its interpreters ($PYENV_ROOT, else ~/.pyenv): globs, discovered."""
+    root = os.environ.get("PYENV_ROOT") or str(Path.home() / ".pyenv")
+    return [f"{root}/versions/*/bin/python"]
+
+
+@functools.lru_cache(maxsize=256)
+def _probe(path: str) -> tuple[str, str] | None:
+    try:
+        completed = subprocess.run([path, "-c", _PROBE], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if completed.returncode != 0 or " " not in completed.stdout:
+        return None
+    version, executable = completed.stdout.split(" ", 1)
+    return version, executable
+
+
+def _uv_candidates() -> list[str]:
+    from validation.environments.environment import find_uv
+
+    uv = find_uv()
+    if uv is None:
+        return []
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+    completed = subprocess.run(
+        [uv, "python", "list", "--only-installed", "--output-format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if completed.returncode != 0:
+        return []
+    return [entry["path"] for entry in json.loads(completed.stdout) if entry.get("path")]
+
+
+class Interpreters:
+    """Interpreters by minor version ("3.9" → newest 3.9.x found); found once, then cached."""
+
+    def __init__(self, search_paths: Iterable[str] | None = None, use_uv: bool = True) -> None:
+        paths = default_search_paths() if search_paths is None else list(search_paths)
+        self.search_paths = [os.path.expanduser(os.path.expandvars(p)) for p in paths]
+        self.use_uv = use_uv
+        self._found: dict[str, tuple[Version, str]] | None = None
+
+    def available(self) -> dict[str, str]:
+        """Minor version → interpreter path (the real executable, never a shim)."""
+        if self._found is None:
+            found: dict[str, tuple[Version, str]] = {}
+            candidates = [p for pattern in self.search_paths for p in sorted(glob.glob(pattern))]
+            if self.use_uv:
+                candidates += _uv_candidates()
+            for candidate in candidates:
+                probed = _probe(candidate)
+                if probed is None:
+                    continue
+                version = Version(probed[0])
+                minor = f"{version.major}.{version.minor}"
+                if minor not in found or version > found[minor][0]:
+                    found[minor] = (version, probed[1])
+            self._found = found
+        return {minor: path for minor, (_, path) in self._found.items()}
+
+    def find(self, version: str) -> str | None:
+        """The interpreter for "3.9" (newest patch) or an exact "3.9.18"; None if absent."""
+        available = self.available()
+        parts = version.split(".")
+        if len(parts) <= 2:
+            return available.get(version)
+        path = available.get(".".join(parts[:2]))
+        if path is not None and self._found and str(self._found[".".join(parts[:2])][0]) == version:
+            return path
+        return None
+
+
+def era_python(
+    date: dt.date,
+    available: Iterable[str],
+    *,
+    requires_python: str = "",
+    lag_days: int = 365,
+) -> str | None:
+    """The Python of a date's era: the newest available minor released ``lag_days`` before it.
+
+    A Python counts once the ecosystem had time to ship wheels for it (numpy of mid-2021 has
+    none for 3.11). ``requires_python`` (the project's ``python_requires``) narrows the choice;
+    when no version is old enough, the oldest allowed one is taken.
+    """
+    try:
+        allowed = SpecifierSet(requires_python or "")
+    except InvalidSpecifier:
+        allowed = SpecifierSet()
+    versions = sorted(
+        (v for v in available if v in PYTHON_RELEASES and allowed.contains(f"{v}.0")),
+        key=Version,
+    )
+    if not versions:
+        return None
+    cutoff = date - dt.timedelta(days=lag_days)
+    of_era = [v for v in versions if PYTHON_RELEASES[v] <= cutoff]
+    return of_era[-1] if of_era else versions[0]

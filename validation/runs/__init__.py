@@ -1,0 +1,1 @@
+"""Test runs: execution backends, runners, result parsers, process control and patch application."""

@@ -1,0 +1,65 @@
+"""The backend interface: build an environment, open a checkout session, run commands in it."""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from validation.environments.environment import EnvironmentSpec
+from validation.runs.process import Completed
+
+
+class Session(abc.ABC):
+    """One checkout of a repository at a commit, inside an environment, for one validation."""
+
+    @abc.abstractmethod
+    def apply(self, patch: str, label: str, check_only: bool = False) -> None:
+        """Apply a patch to the checkout; raise PatchError (git's message) if it does not apply."""
+
+    @abc.abstractmethod
+    def run(self, command: list[str], log_path: Path, timeout_s: float) -> Completed:
+        """Run ``command`` in the checkout (no secrets, HOME/TMP private); kill all on timeout."""
+
+    @abc.abstractmethod
+    def scratch_path(self, name: str) -> str:
+        """A path, as commands in the session see it, for a file the session may write."""
+
+    @abc.abstractmethod
+    def read_scratch(self, name: str) -> bytes | None:
+        """The bytes of a scratch file written by a command, or None if there is none."""
+
+
+class Backend(abc.ABC):
+    """Builds environments once per spec and opens sessions in them."""
+
+    name: str
+
+    def __init__(self, work_dir: Path) -> None:
+        self.work_dir = Path(work_dir)
+
+    @abc.abstractmethod
+    def fingerprint(self) -> dict[str, str]:
+        """What of the backend affects results (part of every validation result key)."""
+
+    @abc.abstractmethod
+    def prepare(self, spec: EnvironmentSpec) -> object:
+        """Build (or reuse) the environment; raise EnvironmentBuildError with a log on failure."""
+
+    @abc.abstractmethod
+    def session(
+        self, environment: object, mirror: Path, commit: str, run_dir: Path
+    ) -> contextlib.AbstractContextManager[Session]:
+        """A fresh checkout of ``commit`` from ``mirror``, removed when the context ends."""
+
+
+def read_optional(path: Path) -> bytes | None:
+    """A file's bytes, or None when it does not exist."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+__all__ = ["Backend", "Iterator", "Session", "read_optional"]

@@ -1,0 +1,173 @@
+"""The Docker backend: environment images per spec hash, a fresh container per test run."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from builder.core.config import DockerConfig
+from builder.core.repos import worktree
+from validation.environments.docker_engine import (
+    connect,
+    extract_files,
+    labels,
+    run_to_end,
+    tar_tree,
+)
+from validation.environments.docker_environments import (
+    ENV_SCHEMA,
+    WORKDIR,
+    DockerEnvironment,
+    DockerEnvironments,
+)
+from validation.environments.environment import EnvironmentSpec, merge_env
+from validation.environments.images import SUITES
+from validation.environments.metadata import Identity, identity
+from validation.runs.backends.base import Backend, Session, read_optional
+from validation.runs.patches import apply_patch
+from validation.runs.process import Completed
+
+SCRATCH = "/swt/scratch"
+METADATA = "/swt/metadata"
+SESSION = "org.swt-builder.session"
+_KILL_MARGIN_S = 30
+"""Containers also kill themselves this long after their timeout, should the builder die."""
+
+
+class DockerSession(Session):
+    """A worktree on the host (patches applied there); each run copies it into a new container.
+
+    Runs have no network, resource limits, and are killed on timeout; the container is removed
+    after every run, so nothing a run does survives into the next one.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        environment: DockerEnvironment,
+        tree: Path,
+        run_dir: Path,
+        settings: DockerConfig,
+        project: Identity | None = None,
+    ) -> None:
+        self.client, self.environment, self.settings = client, environment, settings
+        self.tree, self.run_dir = tree, run_dir
+        self.project = project  # its metadata as of the base commit, shadowed in every run
+        self.session_id = uuid.uuid4().hex[:16]
+        self.containers: list[str] = []  # ids of the containers this session ran
+
+    def apply(self, patch: str, label: str, check_only: bool = False) -> None:
+        apply_patch(self.tree, patch, label, check_only)
+
+    def run(self, command: list[str], log_path: Path, timeout_s: float) -> Completed:
+        guard = str(math.ceil(timeout_s) + _KILL_MARGIN_S)
+        container = self.client.containers.create(
+            self.environment.image_id,
+            command=["timeout", "-s", "KILL", guard, *self._with_metadata(command)],
+            working_dir=WORKDIR,
+            environment=self._env(),
+            network_mode="none",
+            labels=labels("run", session=self.session_id),
+            mem_limit=self.settings.memory,
+            memswap_limit=self.settings.memory,
+            pids_limit=self.settings.pids_limit,
+            nano_cpus=int(self.settings.cpus * 1e9),
+            security_opt=["no-new-privileges"],
+            detach=True,
+        )
+        self.containers.append(container.id)
+        try:
+            scratch = ("swt", SCRATCH.strip("/"))
+            container.put_archive("/", tar_tree(self.tree, WORKDIR.strip("/"), dirs=scratch))
+            completed = run_to_end(container, log_path, timeout_s)
+            chunks, _ = container.get_archive(SCRATCH)
+            extract_files(chunks, self.run_dir / "scratch")
+        finally:
+            container.remove(force=True)
+        return Completed(completed.exit_code, completed.timed_out, completed.duration_s)
+
+    def _with_metadata(self, command: list[str]) -> list[str]:
+        """Each container starts fresh: the shim writes the metadata shadow, then execs."""
+        return self.project.shim(METADATA, command) if self.project else command
+
+    def scratch_path(self, name: str) -> str:
+        return f"{SCRATCH}/{name}"
+
+    def read_scratch(self, name: str) -> bytes | None:
+        return read_optional(self.run_dir / "scratch" / name)
+
+    def _env(self) -> dict[str, str]:
+        """What a run sees besides the image's variables: the checkout first on the path."""
+        paths = [WORKDIR, *([f"{WORKDIR}/src"] if (self.tree / "src").is_dir() else [])]
+        paths += [METADATA] if self.project else []
+        base = {
+            "HOME": "/root",
+            "TMPDIR": "/tmp",
+            "PYTHONPATH": ":".join(paths),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "LANG": "C.UTF-8",
+        }
+        return merge_env(base, self.environment.spec)
+
+
+class DockerBackend(Backend):
+    """Environment images built from base images; test runs in containers without network."""
+
+    name = "docker"
+
+    def __init__(self, work_dir: Path, settings: DockerConfig | None = None) -> None:
+        super().__init__(work_dir)
+        self._client: Any = None
+        self.configure(settings or DockerConfig())
+
+    def configure(self, settings: DockerConfig) -> None:
+        """Apply the ``[docker]`` settings (the registry builds backends from work_dir)."""
+        self.settings = settings
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_client"] = None  # a connection does not cross processes; reconnect there
+        return state
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = connect()
+        return self._client
+
+    @property
+    def environments(self) -> DockerEnvironments:
+        return DockerEnvironments(self.client, self.work_dir, self.settings)
+
+    def fingerprint(self) -> dict[str, str]:
+        limits = {"memory": self.settings.memory, "pids": self.settings.pids_limit,
+                  "cpus": self.settings.cpus}  # fmt: skip
+        return {
+            "backend": self.name,
+            "environment_schema": ENV_SCHEMA,
+            "base_images": json.dumps(self.settings.base_images, sort_keys=True),
+            "limits": json.dumps(limits, sort_keys=True),
+        }
+
+    def available_pythons(self) -> list[str]:
+        """Python versions with a base image: built offline (Debian suites) or user-named."""
+        return sorted(
+            {*SUITES, *self.settings.base_images}, key=lambda v: tuple(map(int, v.split(".")))
+        )
+
+    def prepare(self, spec: EnvironmentSpec) -> DockerEnvironment:
+        return self.environments.get(spec)
+
+    @contextlib.contextmanager
+    def session(
+        self, environment: DockerEnvironment, mirror: Path, commit: str, run_dir: Path
+    ) -> Iterator[DockerSession]:
+        with worktree(mirror, commit, run_dir / "repo") as tree:
+            yield DockerSession(
+                self.client, environment, tree, run_dir, self.settings, identity(mirror, commit)
+            )

@@ -1,0 +1,172 @@
+"""Test runners by kind: the command that runs selected test files and how to read results."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+
+from builder.core.records import TestStatus
+from validation.runs.junit import ReportError, collection_errors, parse_junit
+from validation.runs.parsers import ParsedLog, dotted
+from validation.runs.parsers import django as django_parser
+from validation.runs.parsers import sympy as sympy_parser
+from validation.runs.parsers import unittest as unittest_parser
+
+
+class Runner(abc.ABC):
+    """Builds a runner's command and turns its report into statuses keyed by test id.
+
+    A command is the launcher (the runner's own, or an environment spec's ``test_command``),
+    then the options the runner needs to report results, then the test files (or labels).
+    """
+
+    kind: str
+    report_name: str | None
+    """The report file the command writes; None: the run's log is the report (log parsers)."""
+
+    def __init__(self, launcher: Sequence[str] = ()) -> None:
+        self.launcher = tuple(launcher)
+
+    def command(
+        self, python: str, files: list[str], report: str, extra: Sequence[str] = ()
+    ) -> list[str]:
+        """The command running ``files`` and writing the report to ``report``; ``extra``
+        options go after the runner's own (e.g. :meth:`context_options`)."""
+        launcher = list(self.launcher) or self.default_launcher(python)
+        return [*launcher, *self.options(report), *extra, *self.arguments(files)]
+
+    def context_options(self, plugin: str) -> list[str] | None:
+        """Options loading the coverage-context plugin module ``plugin`` (a context per test);
+        None: this runner cannot load it (coverage's own per-function contexts are used)."""
+        return None
+
+    @abc.abstractmethod
+    def default_launcher(self, python: str) -> list[str]:
+        """How the runner starts when the spec names no ``test_command``."""
+
+    def options(self, report: str) -> list[str]:
+        """Options the results are read back through (a report file, verbosity)."""
+        return []
+
+    def arguments(self, files: list[str]) -> list[str]:
+        """What selects the tests: the test files themselves by default."""
+        return list(files)
+
+    @abc.abstractmethod
+    def results(
+        self, report: bytes | None, files: list[str]
+    ) -> tuple[dict[str, TestStatus], list[str]] | None:
+        """Statuses and collection errors from the report; None when no usable report exists."""
+
+    def completed(self, report: bytes | None) -> bool:
+        """Evidence that the suite ran to its end: a report exists (log runners: its summary)."""
+        return report is not None
+
+
+class PytestRunner(Runner):
+    """pytest with JUnit XML (xunit1: it carries each test's file); collection errors go on."""
+
+    kind = "pytest"
+    report_name = "report.xml"
+
+    def default_launcher(self, python: str) -> list[str]:
+        return [python, "-m", "pytest"]
+
+    def options(self, report: str) -> list[str]:
+        return [
+            "-rA", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
+            "--continue-on-collection-errors", f"--junitxml={report}",
+        ]  # fmt: skip
+
+    def context_options(self, plugin: str) -> list[str] | None:
+        return ["-p", plugin]
+
+    def results(self, report, files):
+        if report is None:
+            return None
+        try:
+            return parse_junit(report, files), collection_errors(report)
+        except ReportError:
+            return None
+
+
+class _LogRunner(Runner):
+    """A runner read from its verbose log by a named parser (validation/parsers)."""
+
+    report_name = None
+    parser: Callable[[str, list[str]], ParsedLog]
+
+    def _parsed(self, report: bytes | None, files: list[str]) -> ParsedLog | None:
+        if report is None:
+            return None
+        return type(self).parser(report.decode("utf-8", errors="replace"), files)
+
+    def results(self, report, files):
+        parsed = self._parsed(report, files)
+        return None if parsed is None else (parsed.tests, list(parsed.collection_errors))
+
+    def completed(self, report: bytes | None) -> bool:
+        parsed = self._parsed(report, [])
+        return parsed is not None and parsed.completed
+
+
+class UnittestRunner(_LogRunner):
+    """``python -m unittest -v`` on the test files' modules, from the repository root."""
+
+    kind = "unittest"
+    parser = staticmethod(unittest_parser.parse)
+
+    def default_launcher(self, python: str) -> list[str]:
+        return [python, "-m", "unittest"]
+
+    def options(self, report: str) -> list[str]:
+        return ["-v"]
+
+    def arguments(self, files: list[str]) -> list[str]:
+        return [dotted(path) for path in files]
+
+
+class DjangoRunner(_LogRunner):
+    """Django's own ``tests/runtests.py`` at verbosity 2, one process, labels from the files."""
+
+    kind = "django"
+    parser = staticmethod(django_parser.parse)
+
+    def default_launcher(self, python: str) -> list[str]:
+        return [python, "tests/runtests.py"]
+
+    def options(self, report: str) -> list[str]:
+        return ["--verbosity", "2", "--parallel", "1"]
+
+    def arguments(self, files: list[str]) -> list[str]:
+        return [django_parser.label(path) for path in files]
+
+
+class SympyRunner(_LogRunner):
+    """sympy's ``bin/test`` without the cache, verbose (one line per test)."""
+
+    kind = "sympy"
+    parser = staticmethod(sympy_parser.parse)
+
+    def default_launcher(self, python: str) -> list[str]:
+        return [python, "bin/test"]
+
+    def options(self, report: str) -> list[str]:
+        return ["-C", "--verbose"]
+
+
+RUNNERS: dict[str, type[Runner]] = {
+    "pytest": PytestRunner,
+    "unittest": UnittestRunner,
+    "django": DjangoRunner,
+    "sympy": SympyRunner,
+}
+"""The registry by runner kind (an environment spec names one)."""
+
+
+def make_runner(kind: str, launcher: Sequence[str] = ()) -> Runner:
+    """The runner of ``kind``; ``launcher`` (a spec's ``test_command``) replaces how it starts."""
+    try:
+        return RUNNERS[kind](launcher)
+    except KeyError:
+        raise ValueError(f"unknown test runner {kind!r} (known: {', '.join(RUNNERS)})") from None
