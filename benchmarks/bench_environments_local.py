@@ -26,11 +26,12 @@ import time
 from pathlib import Path
 
 from builder.core.repos import worktree
-from recipes.demo.generate import generate_demo
+from recipes.demo.make import generate_demo
 from recipes.swe_bench import swe_bench_candidates
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments
 from validation.environments.interpreters import Interpreters
-from validation.environments.specs import BUNDLED_SPECS, SpecLibrary, resolve
+from validation.environments.resolution import BUNDLED_SPECS, resolve
+from validation.environments.specs import SpecLibrary
 from validation.runs.backends.local import Limits, LocalBackend
 from validation.runs.patches import runnable_test_files
 

@@ -29,11 +29,12 @@ from typing import Any
 
 from builder.core.config import DockerConfig, LimitsConfig, ValidationConfig
 from builder.core.executor import Executor
+from builder.core.files import atomic_write_text
 from builder.core.gitutil import git
 from builder.core.pipeline import RejectedLog, StageStats, run_stage
 from builder.core.records import Candidate, Record, Verdict
 from builder.core.repos import RepoCache
-from builder.core.store import ResultStore, atomic_write_text
+from builder.core.store import ResultStore
 from recipes.swe_bench import swe_bench_candidates
 from validation.stage import ValidateStage
 

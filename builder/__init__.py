@@ -1,3 +1,5 @@
 """swt-builder: build SWT-Bench-style test-generation benchmarks from real issues and fixes."""
 
-__version__ = "0.1.0"
+from builder.core import __version__
+
+__all__ = ["__version__"]

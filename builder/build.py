@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tqdm import tqdm
 
 from builder.core.config import Config, ConfigError, ValidationConfig
 from builder.core.executor import Executor
-from builder.core.pipeline import RejectedLog, StageStats, run_stage
+from builder.core.pipeline import RejectedLog, StageStats, funnel_lines, run_stage
 from builder.core.records import write_jsonl
 from builder.core.store import ResultStore
-from builder.release.card import funnel_lines
 from builder.release.publish import publish_release, publish_target
 from builder.release.write import write_config_json, write_release
 from recipes.swe_bench import STAGE as SOURCE_STAGE
@@ -34,14 +33,38 @@ def _collect_github(config, store, rejected, progress, echo):
     return run.stats, run.candidates
 
 
+def recipe_spec_files(recipes: Iterable[Path | str]) -> list[str]:
+    """The environment spec files the recipes name, each checked to be a spec of its recipe's
+    repository; ConfigError naming the recipe otherwise."""
+    from recipes.recipe import RecipeError, load_recipe
+    from validation.environments.specs import SpecError, load_spec
+
+    files = []
+    for path in recipes:
+        try:
+            recipe = load_recipe(path)
+        except RecipeError as error:
+            raise ConfigError(str(error)) from error
+        if not recipe.environment:
+            continue
+        try:
+            spec = load_spec(Path(recipe.environment))
+        except SpecError as error:
+            raise ConfigError(f"{path}: environment: {error}") from error
+        if spec.repo != recipe.repo:
+            name = Path(recipe.environment).name
+            raise ConfigError(
+                f"{path}: environment spec {name} is for {spec.repo}, not {recipe.repo}"
+            )
+        files.append(recipe.environment)
+    return files
+
+
 def _validation_settings(config: Config) -> ValidationConfig:
     """``[validation]`` plus the environment spec files the recipes name (they win)."""
     if config.source.kind != "github":
         return config.validation
-    from recipes.recipe import load_recipe
-
-    named = [recipe.environment for recipe in map(load_recipe, config.source.recipes)]
-    files = [*config.validation.spec_files, *(path for path in named if path)]
+    files = [*config.validation.spec_files, *recipe_spec_files(config.source.recipes)]
     return config.validation.model_copy(update={"spec_files": files})
 
 

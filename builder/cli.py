@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from builder import __version__
+from builder.core import __version__
 from builder.core.config import ConfigError, load_config
 
 DEMO_CONFIG = """\
@@ -94,8 +94,9 @@ def _overrides(args: argparse.Namespace) -> list[str]:
 
 
 def _demo(directory: Path) -> int:
-    from recipes.demo.generate import DEMO_REPO, generate_demo
+    from recipes.demo.generate import DEMO_REPO
     from recipes.demo.github_demo import RECIPE
+    from recipes.demo.make import generate_demo
 
     paths = generate_demo(directory)
     config = directory / "swt-builder.toml"

@@ -147,18 +147,12 @@ def load_recipe(path: Path | str) -> Recipe:
 
 
 def _environment_spec(recipe: Recipe, path: Path) -> Path:
-    """The recipe's environment spec file, resolved and checked to be a spec of its repo."""
-    from validation.environments.specs import SpecError, load_spec
+    """The recipe's environment spec file, resolved relative to the recipe and checked to exist.
 
+    That it is a valid spec of the recipe's repository is checked where recipes and specs meet
+    (``builder.build.recipe_spec_files``): recipes do not read environment specs.
+    """
     spec_path = (path.parent / recipe.environment).resolve()
     if not spec_path.is_file():
         raise RecipeError(f"{path}: environment spec {recipe.environment} ({spec_path}) not found")
-    try:
-        spec = load_spec(spec_path)
-    except SpecError as error:
-        raise RecipeError(f"{path}: environment: {error}") from error
-    if spec.repo != recipe.repo:
-        raise RecipeError(
-            f"{path}: environment spec {spec_path.name} is for {spec.repo}, not {recipe.repo}"
-        )
     return spec_path

@@ -13,8 +13,9 @@ import unidiff
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from builder import __version__
+from builder.core import __version__
 from builder.core.config import DockerConfig, ValidationConfig
+from builder.core.files import atomic_write_text
 from builder.core.pipeline import Outcome, Stage
 from builder.core.records import (
     Candidate,
@@ -26,13 +27,14 @@ from builder.core.records import (
     write_jsonl,
 )
 from builder.core.repos import RepoCache, RepoUnavailable
-from builder.core.store import atomic_write_text, result_key
+from builder.core.store import result_key
 from validation import coverage
 from validation.codebase import codebase_size
 from validation.environments import metadata
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.environments.interpreters import PYTHON_RELEASES
-from validation.environments.specs import EnvironmentResolver, Resolution, SpecError
+from validation.environments.resolution import EnvironmentResolver, Resolution
+from validation.environments.specs import SpecError
 from validation.grading import Grade, grade, side_verdicts
 from validation.runs.backends import Session, make_backend
 from validation.runs.backends.local import Limits, LocalBackend

@@ -6,13 +6,14 @@ import abc
 import collections
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from builder.core.executor import Executor
+from builder.core.files import atomic_write_text
 from builder.core.records import DropReason, Record, Verdict
-from builder.core.store import ResultStore, atomic_write_text, result_key
+from builder.core.store import ResultStore, result_key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,3 +171,13 @@ def run_stage(
             yield outcome.output
         else:
             rejected.add(record, outcome.verdict)
+
+
+def funnel_lines(funnel: Sequence[StageStats]) -> list[str]:
+    """The drop funnel as aligned text lines (printed at the end of a run)."""
+    lines = []
+    for stats in funnel:
+        lines.append(f"{stats.stage:<10} {stats.seen:>6} in {stats.kept:>6} kept")
+        for reason, count in sorted(stats.dropped.items()):
+            lines.append(f"{'':<10} {count:>6} dropped: {reason}")
+    return lines

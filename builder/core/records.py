@@ -232,7 +232,7 @@ R = TypeVar("R", bound=Record)
 
 def write_jsonl(path: Path, records: Iterable[Record]) -> int:
     """Write records one per line (atomically) and return how many were written."""
-    from builder.core.store import atomic_write_text
+    from builder.core.files import atomic_write_text
 
     lines = [record.to_json() + "\n" for record in records]
     atomic_write_text(path, "".join(lines))

@@ -4,34 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from builder import __version__
+from builder.core import __version__
+from builder.core.files import atomic_write_text, canonical_json
 from builder.core.records import SCHEMA_VERSION
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write a file so readers see either the old content or the whole new one, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def canonical_json(value: Any) -> str:
-    """A stable text form of JSON-able data: sorted keys, no whitespace variance."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def result_key(stage: str, stage_config: Any, record_input: Any) -> str:

@@ -30,16 +30,6 @@ _CONFIG_TEXT = {
 }
 
 
-def funnel_lines(funnel: Sequence[StageStats]) -> list[str]:
-    """The drop funnel as aligned text lines (printed at the end of a run)."""
-    lines = []
-    for stats in funnel:
-        lines.append(f"{stats.stage:<10} {stats.seen:>6} in {stats.kept:>6} kept")
-        for reason, count in sorted(stats.dropped.items()):
-            lines.append(f"{'':<10} {count:>6} dropped: {reason}")
-    return lines
-
-
 def _size_category(count: int) -> str:
     return "n<1K" if count < 1000 else "1K<n<10K" if count < 10_000 else "10K<n<100K"
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import datasets
 from datasets.table import InMemoryTable
 
+from builder.core.files import file_sha256
 from builder.core.records import SWE_BENCH_COLUMNS, Instance
-from builder.release.manifest import file_sha256
 from builder.release.splits import SPLIT, split_path
 
 if TYPE_CHECKING:

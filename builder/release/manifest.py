@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from builder import __version__
+from builder.core import __version__
 from builder.core.config import Config
+from builder.core.files import atomic_write_text, canonical_json, file_sha256
 from builder.core.records import SCHEMA_VERSION
-from builder.core.store import atomic_write_text, canonical_json
 
 MANIFEST = "manifest.json"
 DIAGNOSTICS = ("rejected/",)
@@ -56,14 +56,6 @@ def inputs_fingerprint(**parts: Any) -> str:
         {"parts": parts, "toolkit": __version__, "schema_version": SCHEMA_VERSION}
     )
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def hash_files(dataset_dir: Path) -> dict[str, dict[str, Any]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.core.config import ConfigError
-from builder.core.store import atomic_write_text
+from builder.core.files import atomic_write_text
 from builder.release.manifest import read_manifest
 
 CHANGELOG = "CHANGELOG.md"

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from builder.core.config import Config, ConfigError
+from builder.core.files import atomic_write_text
 from builder.core.pipeline import StageStats
 from builder.core.records import Instance
-from builder.core.store import atomic_write_text
 from builder.release.manifest import (
     file_sha256,
     inputs_fingerprint,

@@ -1,8 +1,7 @@
-"""Build a deterministic offline demo: a tiny git repository plus SWE-bench-format candidates."""
+"""The demo's repository history and its cases as SWE-bench-format records (deterministic)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -24,7 +23,7 @@ _DEFAULT_DATE = "2024-01-01T00:00:00+0000"
 
 @dataclass(frozen=True)
 class DemoPaths:
-    """Where :func:`generate_demo` put the demo repository, its records and its GitHub."""
+    """Where the demo (`recipes.demo.make`) put its repository, records and GitHub fixtures."""
 
     repo: Path
     records: Path
@@ -965,8 +964,8 @@ def _record(repo: Path, case: Case, shas: list[str]) -> dict[str, str]:
     return record
 
 
-def generate_demo(out_dir: Path) -> DemoPaths:
-    """(Re)create ``out_dir/repo``, ``records.jsonl`` and ``github/``; identical on every run."""
+def write_repo_and_records(out_dir: Path) -> tuple[DemoPaths, list[str]]:
+    """(Re)create ``out_dir/repo`` and ``records.jsonl``; the paths and the history's commits."""
     out_dir = Path(out_dir).resolve()
     paths = DemoPaths(
         repo=out_dir / "repo",
@@ -983,18 +982,4 @@ def generate_demo(out_dir: Path) -> DemoPaths:
         for case in sorted(CASES, key=lambda case: case.number)
     ]
     paths.records.write_bytes("".join(lines).encode("utf-8"))
-    from recipes.demo.github_demo import generate_github_demo
-
-    generate_github_demo(out_dir / "github", paths.repo, shas)
-    return paths
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("out_dir", type=Path, help="where to (re)create repo/ and records.jsonl")
-    paths = generate_demo(parser.parse_args(argv).out_dir)
-    print(f"repository: {paths.repo}\nrecords:    {paths.records}")
-
-
-if __name__ == "__main__":
-    main()
+    return paths, shas

@@ -334,8 +334,8 @@ def collect_command(
     """``swt-builder collect``: write the candidates as JSONL and the drops beside them."""
     from tqdm import tqdm
 
+    from builder.core.pipeline import funnel_lines
     from builder.core.records import write_jsonl
-    from builder.release.card import funnel_lines
 
     if recipe_files:
         files = [str(Path(f).resolve()) for f in recipe_files]

@@ -10,8 +10,8 @@ from typing import Any
 
 from github import Github
 
+from builder.core.files import atomic_write_text
 from builder.core.records import Record
-from builder.core.store import atomic_write_text
 from recipes.github.client import GitHubClient
 from recipes.recipe import Recipe
 

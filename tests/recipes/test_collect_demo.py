@@ -12,9 +12,10 @@ import pytest
 
 from builder.cli import main
 from builder.core.records import Candidate, read_jsonl
-from recipes.demo.generate import EXPECTED, DemoPaths, generate_demo
+from recipes.demo.generate import EXPECTED, DemoPaths
 from recipes.demo.github_demo import GITHUB_EXPECTED, RECIPE
 from recipes.demo.github_replay import ReplayServer
+from recipes.demo.make import generate_demo
 from recipes.demo.serve import LOOPBACK_TOKEN
 from tests.conftest import GIT_ENV
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from recipes.demo.generate import DEMO_REPO, EXPECTED, VERSION, DemoPaths, generate_demo
+from recipes.demo.generate import DEMO_REPO, EXPECTED, VERSION, DemoPaths
+from recipes.demo.make import generate_demo
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 RECORD_KEYS = [
@@ -101,7 +102,7 @@ def test_generation_is_deterministic_and_idempotent(tmp_path: Path) -> None:
 def test_command_line_generates_the_demo(tmp_path: Path, demo: DemoPaths) -> None:
     out = tmp_path / "cli"
     subprocess.run(
-        [sys.executable, "-m", "recipes.demo.generate", str(out)],
+        [sys.executable, "-m", "recipes.demo.make", str(out)],
         cwd=PROJECT_ROOT,
         check=True,
         capture_output=True,

@@ -105,21 +105,9 @@ def test_bundled_recipes_name_their_repos_environment_spec(path: Path) -> None:
 SPEC_OF_O_R = 'repo = "o/r"\n[defaults]\npackages = ["pytest"]\n'
 
 
-@pytest.mark.parametrize(
-    ("spec", "message"),
-    [
-        (None, "not found"),
-        ('repo = "o/other"\n', "is for o/other, not o/r"),
-        ('repo = "o/r"\n[defaults]\nrunner = "nose"\n', "invalid environment spec"),
-    ],
-)
-def test_a_recipes_environment_must_be_a_spec_of_its_repo(
-    tmp_path: Path, spec: str | None, message: str
-) -> None:
-    if spec is not None:
-        (tmp_path / "env.toml").write_text(spec)
+def test_a_recipes_environment_must_exist(tmp_path: Path) -> None:
     path = _write(tmp_path, 'repo = "o/r"\nenvironment = "env.toml"\n')
-    with pytest.raises(RecipeError, match=message) as caught:
+    with pytest.raises(RecipeError, match="not found") as caught:
         load_recipe(path)
     assert str(path) in str(caught.value)
 

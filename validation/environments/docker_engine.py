@@ -16,7 +16,7 @@ import docker
 import requests
 from docker.errors import DockerException
 
-from builder import __version__
+from builder.core import __version__
 
 LABEL_PREFIX = "org.swt-builder."
 CREATED_BY = LABEL_PREFIX + "created-by"

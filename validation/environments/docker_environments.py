@@ -14,8 +14,8 @@ from typing import Any
 from docker.errors import ImageNotFound
 
 from builder.core.config import DockerConfig
+from builder.core.files import canonical_json
 from builder.core.repos import file_lock
-from builder.core.store import canonical_json
 from validation.environments.docker_engine import (
     PYTHON,
     SPEC_HASH,
@@ -28,10 +28,10 @@ from validation.environments.environment import (
     EnvironmentBuildError,
     EnvironmentSpec,
     InstallStep,
-    find_uv,
     install_steps,
 )
 from validation.environments.images import ENV_REPOSITORY, BaseImageError, ensure_base_image
+from validation.environments.interpreters import find_uv
 
 ENV_SCHEMA = "1"
 """Bump when how an environment image is made changes: every environment image is rebuilt."""

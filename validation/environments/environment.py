@@ -12,9 +12,9 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from builder.core.files import atomic_write_text, canonical_json
 from builder.core.repos import file_lock, worktree
-from builder.core.store import atomic_write_text, canonical_json
-from validation.environments.interpreters import Interpreters
+from validation.environments.interpreters import Interpreters, find_uv
 
 COMPLETE = "swt-environment.json"
 """Written last, atomically: an environment without it is unfinished and is rebuilt."""
@@ -200,16 +200,6 @@ def _runtime_setuptools(spec: EnvironmentSpec, dated: bool) -> str:
     """The setuptools installed with a spec that names none (see TYPEGUARD_SETUPTOOLS)."""
     released, older = TYPEGUARD_SETUPTOOLS
     return older if dated and spec.exclude_newer[:10] < released else RUNTIME_SETUPTOOLS
-
-
-def find_uv() -> str | None:
-    """The uv binary: the one installed with this package, else on PATH."""
-    try:
-        from uv import find_uv_bin
-
-        return find_uv_bin()
-    except (ImportError, FileNotFoundError):
-        return shutil.which("uv")
 
 
 class LocalEnvironments:

@@ -7,6 +7,7 @@ import functools
 import glob
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,6 +34,16 @@ _PROBE = (
 )
 
 
+def find_uv() -> str | None:
+    """The uv binary: the one installed with this package, else on PATH."""
+    try:
+        from uv import find_uv_bin
+
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
 def default_search_paths() -> list[str]:
     """Where pyenv keeps its interpreters ($PYENV_ROOT, else ~/.pyenv): globs, discovered."""
     root = os.environ.get("PYENV_ROOT") or str(Path.home() / ".pyenv")
@@ -52,8 +63,6 @@ def _probe(path: str) -> tuple[str, str] | None:
 
 
 def _uv_candidates() -> list[str]:
-    from validation.environments.environment import find_uv
-
     uv = find_uv()
     if uv is None:
         return []

@@ -81,7 +81,7 @@ def test_no_field_can_hold_a_token(tmp_path):
 
 def test_a_recipes_environment_spec_wins_in_validation(tmp_path):
     from builder.build import _validation_settings
-    from validation.environments.specs import EnvironmentResolver
+    from validation.environments.resolution import EnvironmentResolver
 
     for folder, note in (("specs", "from spec_dirs"), ("recipe-specs", "the recipe's")):
         (tmp_path / folder).mkdir()

@@ -5,7 +5,8 @@ import os
 import pytest
 
 from builder.core import store as store_module
-from builder.core.store import ResultStore, atomic_write_text, result_key
+from builder.core.files import atomic_write_text
+from builder.core.store import ResultStore, result_key
 
 
 def test_key_depends_on_input_config_schema_and_toolkit(monkeypatch):

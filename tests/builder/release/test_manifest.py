@@ -3,7 +3,7 @@
 import hashlib
 import json
 
-from builder import __version__
+from builder.core import __version__
 from builder.release.manifest import MANIFEST, read_manifest
 from tests.support.instances import make_instance, make_release
 

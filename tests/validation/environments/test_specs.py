@@ -10,14 +10,12 @@ import tomllib
 from builder.core.config import ValidationConfig
 from recipes.swe_bench import to_candidate
 from tests.conftest import swe_record
+from validation.environments.resolution import BUNDLED_SPECS, EnvironmentResolver, resolve
 from validation.environments.specs import (
-    BUNDLED_SPECS,
-    EnvironmentResolver,
     RepoSpec,
     SpecError,
     SpecLibrary,
     load_spec,
-    resolve,
     spec_file_name,
 )
 

@@ -6,9 +6,10 @@ import pytest
 
 from builder.core.records import TestStatus
 from validation.runs.parsers import django as django_parser
-from validation.runs.parsers import file_for_module, swe_bench_id
+from validation.runs.parsers import file_for_module
 from validation.runs.parsers import sympy as sympy_parser
 from validation.runs.parsers import unittest as unittest_parser
+from validation.runs.parsers.ids import swe_bench_id
 from validation.runs.runners import RUNNERS, make_runner
 
 SAMPLES = Path(__file__).parent / "samples"

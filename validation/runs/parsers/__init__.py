@@ -38,14 +38,4 @@ def file_for_module(module: str, files: list[str]) -> str | None:
     return matches[0] if len(matches) == 1 else None
 
 
-def swe_bench_id(test_id: str, kind: str) -> str:
-    """Our test id in the form SWE-bench's FAIL_TO_PASS lists use for runner ``kind``
-    (pytest node ids are already that form), for comparing with official records."""
-    from validation.runs.parsers import django, sympy, unittest
-
-    converters = {"django": django.swe_bench_id, "sympy": sympy.swe_bench_id,
-                  "unittest": unittest.swe_bench_id}  # fmt: skip
-    return converters[kind](test_id) if kind in converters else test_id
-
-
-__all__ = ["ParsedLog", "dotted", "file_for_module", "swe_bench_id"]
+__all__ = ["ParsedLog", "dotted", "file_for_module"]
