@@ -96,14 +96,3 @@ def load_previous(path: str) -> tuple[Path, dict[str, Any]] | None:
         return directory, read_manifest(directory)
     except FileNotFoundError as error:
         raise ConfigError(f"release.previous: {directory} holds no manifest.json") from error
-
-
-def diff_command(old: Path, new: Path) -> str:
-    """What ``swt-builder diff OLD NEW`` prints: the changelog entry of NEW against OLD."""
-    manifests = []
-    for directory in (old, new):
-        try:
-            manifests.append(read_manifest(directory))
-        except FileNotFoundError as error:
-            raise ConfigError(f"{directory} is not a release dir (no manifest.json)") from error
-    return changelog_entry(*manifests)

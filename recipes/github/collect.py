@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 from collections.abc import Callable, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -321,47 +320,3 @@ def collect_for_config(
     )
     echo(f"collect: {len(run.candidates)} candidates; GitHub API: {client.summary()}")
     return run
-
-
-def collect_command(
-    config: Any,
-    recipe_files: Sequence[str],
-    output: Path,
-    *,
-    echo: Callable[[str], None] = print,
-    progress: bool = False,
-) -> int:
-    """``swt-builder collect``: write the candidates as JSONL and the drops beside them."""
-    from tqdm import tqdm
-
-    from builder.core.pipeline import funnel_lines
-    from builder.core.records import write_jsonl
-
-    if recipe_files:
-        files = [str(Path(f).resolve()) for f in recipe_files]
-        config = config.model_copy(
-            update={"source": config.source.model_copy(update={"recipes": files})}
-        )
-    from recipes.github.client import GitHubUnavailable
-    from recipes.recipe import RecipeError
-
-    store = ResultStore(config.work_dir / "store")
-    rejected = RejectedLog()
-    try:
-        with tqdm(desc="collect", unit="PR", disable=not progress) as bar:
-            run = collect_for_config(config, store, rejected, echo=echo, progress=bar)
-    except RecipeError as error:
-        print(f"swt-builder collect: {error}", file=sys.stderr)
-        return 2
-    except GitHubUnavailable as error:
-        print(f"swt-builder collect: GitHub unavailable: {error}", file=sys.stderr)
-        return 1
-    output = Path(output)
-    write_jsonl(output, run.candidates)
-    rejected.write(output.parent / "rejected", [STAGE])
-    echo("drop funnel:")
-    for line in funnel_lines([run.stats]):
-        echo("  " + line)
-    echo(f"candidates: {len(run.candidates)} written to {output}")
-    echo(f"GitHub API calls: {run.client.total_calls}")
-    return 0

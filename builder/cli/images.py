@@ -6,6 +6,7 @@ import argparse
 import time
 from collections.abc import Callable
 
+from builder.cli import options
 from builder.core.config import Config
 from validation.environments.docker_engine import DockerUnavailable, connect
 from validation.environments.docker_environments import ENV_SCHEMA, DockerEnvironments
@@ -20,28 +21,31 @@ from validation.environments.images import (
     prune,
 )
 
+HELP = "Docker images: build base images, list, prune"
 
-def add_images_parser(
-    commands: argparse._SubParsersAction, with_config: Callable[[argparse.ArgumentParser], None]
-) -> None:
-    """The ``images`` subcommand and its actions (each takes the usual config options)."""
-    images = commands.add_parser("images", help="Docker images: build base images, list, prune")
+
+def add_arguments(images: argparse.ArgumentParser) -> None:
+    """The actions of ``images``; each takes ``--config``, ``--set`` and ``--work-dir``."""
     actions = images.add_subparsers(dest="images_command", required=True)
     base = actions.add_parser("base", help="build a base image offline (debootstrap + import)")
-    with_config(base)
+    options.add_config(base, "work_dir")
     base.add_argument("--python", required=True, help=f"X.Y (offline: {', '.join(SUITES)})")
     base.add_argument("--suite", help="Debian suite (default: the one shipping that Python)")
     base.add_argument("--name", help="image name (default swt-base:pythonX.Y)")
     base.add_argument("--force", action="store_true", help="rebuild even if it exists")
     listing = actions.add_parser("list", help="the toolkit's images (by label)")
-    with_config(listing)
+    options.add_config(listing, "work_dir")
     cleanup = actions.add_parser("prune", help="remove images not needed / over the disk budget")
-    with_config(cleanup)
+    options.add_config(cleanup, "work_dir")
     cleanup.add_argument("--dry-run", action="store_true", help="say what would be removed")
     cleanup.add_argument("--all", action="store_true", help="remove every image of the toolkit")
     cleanup.add_argument(
         "--unused-days", type=float, help="also remove environments not used for this many days"
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_images(args, options.load(args))
 
 
 def run_images(

@@ -1,0 +1,39 @@
+"""The command table: every command takes its own options and only those."""
+
+import pytest
+
+from builder.cli import COMMANDS, main, parser
+
+
+def test_every_command_has_help_and_runs_from_the_table() -> None:
+    for name, module in COMMANDS.items():
+        assert module.HELP, name
+        assert callable(module.run) and callable(module.add_arguments), name
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["publish", "--jobs", "3"],
+        ["publish", "--source", "x.jsonl"],
+        ["diff", "--config", "x.toml", "a", "b"],
+        ["demo", "--set", "jobs=1", "d"],
+        ["collect", "--source", "x.jsonl"],
+        ["images", "list", "--jobs", "2"],
+    ],
+)
+def test_an_option_that_does_not_apply_is_a_usage_error(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 2
+    assert "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_shortcuts_override_their_settings() -> None:
+    from builder.cli import options
+
+    args = parser().parse_args(["config", "--jobs", "3", "--work-dir", "w", "--set", "name=x"])
+    config = options.load(args)
+    assert (config.jobs, config.work_dir.name, config.name) == (3, "w", "x")
