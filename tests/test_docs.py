@@ -12,6 +12,7 @@ import pytest
 
 from builder.cli import COMMANDS
 from builder.core.config import Config
+from builder.core.records import DropReason
 from recipes.recipe import Recipe
 from tests.test_layers import LAYERS
 from validation.environments.specs import Entry, RepoSpec, Settings
@@ -82,6 +83,12 @@ def test_the_command_line_page_shows_every_commands_help() -> None:
     for name in COMMANDS:
         assert f"### `swt-builder {name}`" in text
         assert f"usage: swt-builder {name}" in text
+
+
+def test_every_drop_reason_is_documented() -> None:
+    pages = "\n".join(TEXTS.values())
+    missing = [reason.value for reason in DropReason if f"`{reason.value}`" not in pages]
+    assert not missing, f"drop reasons no page explains: {missing}"
 
 
 def test_the_readme_is_a_front_door() -> None:
