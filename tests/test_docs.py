@@ -46,8 +46,11 @@ def test_every_model_field_is_in_the_generated_reference_with_its_description(na
             row = rows[0] if rows else None
             assert row is not None, f"{model.__name__}.{field_name} ({key}) is not in the reference"
             description = field.description or REFERENCE.note(model, field_name)
-            if description:
-                assert description.replace("|", "\\|") in row, f"{key}: description missing"
+            assert description, (
+                f"{model.__name__}.{field_name} has no description: give the field one "
+                "(Field(description=...))"
+            )
+            assert description.replace("|", "\\|") in row, f"{key}: description missing"
 
 
 def test_the_reference_covers_the_config_sections_specs_and_recipes() -> None:

@@ -32,7 +32,7 @@ from builder.core.config import (
     ValidationConfig,
 )
 from recipes.recipe import Recipe
-from validation.environments.specs import RepoSpec, Settings, VersionSection
+from validation.environments.specs import Entry, RepoSpec, Settings, VersionSection
 from validation.environments.versioning import VersionRule
 
 ROOTS: dict[str, tuple[type[BaseModel], str]] = {
@@ -95,6 +95,8 @@ NOTES: dict[type[BaseModel], dict[str, str]] = {
         "kind": "file: a regex over a file; metadata: the package metadata; git-tag: nearest tag",
         "path": "kind = file: the file; kind = metadata: the project dir (empty: the root)",
     },
+    Entry: {"versions": "PEP 440 specifier of the versions this entry is for; empty: all"},
+    Recipe: {"repo": "owner/name"},
     Settings: {
         "python": "X.Y; unset: the Python of the environment commit's era",
         "system_packages": "apt packages (Docker installs them; local checks they are there)",
