@@ -3,12 +3,13 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.swt-installed
+DOCS_STAMP := $(VENV)/.swt-docs-installed
 CONFIG ?=
 RECIPE ?=
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help build-dataset publish test lint clean
+.PHONY: help build-dataset publish test lint docs clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-15s %s\n", $$1, $$2}'
@@ -48,8 +49,22 @@ test: $(STAMP) ## run the whole test suite (fails when no test ran)
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no tests: that is a failure"; exit 1; fi; exit $$rc
 
-lint: $(STAMP) ## ruff over the code and tests
-	$(BIN)/ruff check builder recipes validation tests benchmarks
+lint: $(STAMP) ## ruff over the code, tests and docs hooks
+	$(BIN)/ruff check builder recipes validation tests benchmarks docs
+
+# The docs extra (MkDocs Material) goes into the same .venv.
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	@echo "== installing the docs extra into $(VENV)"
+	@UV=$$(command -v uv || echo $(BIN)/uv); \
+	if [ -x "$$UV" ]; then \
+	  VIRTUAL_ENV=$(VENV) "$$UV" pip install -q -e '.[dev,docs]'; \
+	else \
+	  $(BIN)/python -m pip install -q -e '.[dev,docs]'; \
+	fi
+	@touch $@
+
+docs: $(DOCS_STAMP) ## build the docs site into build/site (mkdocs --strict; reference generated from the models)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 clean: ## remove the environment, build outputs and the work dir
 	rm -rf $(VENV) build dist .swt-work
