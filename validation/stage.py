@@ -114,7 +114,7 @@ class ValidateStage(Stage):
             "backend": self.backend.fingerprint(),
             "environments": self.environments.fingerprint(),
             "grading": GRADING_VERSION,
-            "metadata": metadata.VERSION,
+            "metadata": [metadata.VERSION, metadata.SHIM.digest],
         }
         if self.settings.coverage:  # results without coverage do not depend on how it measures
             fingerprint["coverage_measure"] = coverage.MEASURE_VERSION
