@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from validation.coverage import RUNTIME
 from validation.environments.interpreters import Interpreters
 from validation.environments.metadata import SHIM
 from validation.environments.runtime import OLDEST_PYTHON, RuntimeFiles
@@ -27,7 +28,7 @@ def copied(files: RuntimeFiles, tmp_path: Path, monkeypatch, append: str = "") -
     return RuntimeFiles(name, files.files)
 
 
-@pytest.mark.parametrize("files", [SHIM], ids=["metadata"])
+@pytest.mark.parametrize("files", [RUNTIME, SHIM], ids=["coverage", "metadata"])
 def test_the_digest_follows_the_content_and_only_it(files, tmp_path, monkeypatch):
     assert files.contents and all(files.contents.values())  # found through the package
     same = copied(files, tmp_path, monkeypatch)
@@ -37,14 +38,17 @@ def test_the_digest_follows_the_content_and_only_it(files, tmp_path, monkeypatch
 
 
 def test_placed_once_in_the_digests_folder(tmp_path):
-    folder = SHIM.place(tmp_path / "tools")
-    assert folder == tmp_path / "tools" / SHIM.digest
-    assert [path.name for path in folder.iterdir()] == ["_swt_metadata_shim.py"]
-    assert (folder / SHIM.script).read_bytes() == SHIM.contents[SHIM.script]
-    (folder / SHIM.script).write_text("not replaced")  # placing again reuses the folder
-    assert SHIM.place(tmp_path / "tools") == folder
-    assert (folder / SHIM.script).read_text() == "not replaced"
-    assert [path.name for path in (tmp_path / "tools").iterdir()] == [SHIM.digest]  # no part
+    folder = RUNTIME.place(tmp_path / "tools")
+    assert folder == tmp_path / "tools" / RUNTIME.digest
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "_swt_measure.py",
+        "_swt_test_contexts.py",
+    ]
+    assert (folder / RUNTIME.script).read_bytes() == RUNTIME.contents["_swt_measure.py"]
+    (folder / RUNTIME.script).write_text("not replaced")  # placing again reuses the folder
+    assert RUNTIME.place(tmp_path / "tools") == folder
+    assert (folder / RUNTIME.script).read_text() == "not replaced"
+    assert [path.name for path in (tmp_path / "tools").iterdir()] == [RUNTIME.digest]  # no part
 
 
 def test_entries_name_the_digest():
@@ -60,7 +64,7 @@ def oldest_python() -> str:
     return found
 
 
-@pytest.mark.parametrize("files", [SHIM], ids=["metadata"])
+@pytest.mark.parametrize("files", [RUNTIME, SHIM], ids=["coverage", "metadata"])
 def test_every_runtime_file_compiles_on_the_oldest_python(files, oldest_python, tmp_path):
     folder = files.place(tmp_path)
     compile_all = "import sys\nfor p in sys.argv[1:]:\n    compile(open(p).read(), p, 'exec')\n"
