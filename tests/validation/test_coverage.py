@@ -324,7 +324,8 @@ def test_without_following_children_the_worker_lines_are_lost(make_case, backend
 
 
 # ---------------------------------------------------------------------------------------------
-# The measuring wrapper itself, on real interpreters: 3.11 (C tracer) and 3.12 (sys.monitoring).
+# The measuring wrapper itself, on real interpreters: 3.6 (the oldest, coverage.py 6.2), 3.11 (C
+# tracer) and 3.12 (sys.monitoring).
 
 MEASURED_CODE = (
     "def f(x):\n    y = x + 1\n    return y\n\n\ndef g():\n    return 0\n\n\n"
@@ -388,6 +389,8 @@ HIDE_TRACER = (
 @pytest.mark.parametrize(
     ("python", "contexts", "rearm"),
     [
+        ("3.6", "runner", None),  # the oldest environment Python, with coverage.py 6.2
+        ("3.6", "test_function", None),
         ("3.11", "runner", None),
         ("3.11", "test_function", None),
         ("3.12+", "runner", "code"),

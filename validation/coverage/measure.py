@@ -91,6 +91,7 @@ def main(argv):
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # the plugin, for pytest -p
     os.environ.pop(CONTEXT_ENV, None)  # this process's static context stays empty
     cov = coverage.Coverage(config_file=rcfile)
+    cov.load()  # initialized: coverage.py 6 (Python 3.6) builds the reporter's exclusions here
     starts = statement_starts(cov, json.loads(wanted))
     wanted_file = os.path.join(folder, WANTED_FILE)
     with open(wanted_file, "w") as handle:
