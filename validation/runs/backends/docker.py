@@ -110,7 +110,7 @@ class DockerSession(Session):
         return f"{TOOLS}/{files.digest}"
 
     def _tools(self) -> io.BytesIO:
-        """A tar of the provided files under TOOLS: readable by the run, not writable."""
+        """A tar of the provided files under TOOLS, each in its digest's folder."""
         root = TOOLS.strip("/")
         entries: dict[str, bytes | None] = {root: None}
         for digest, files in sorted(self.provided.items()):
