@@ -212,7 +212,13 @@ def _alternated(
     (back-to-back runs: less exposed to the machine's drift than separate validations)."""
     import json
 
-    from validation.coverage import CONTEXT_PLUGIN, SYSMON_PYTHON, measured_command, rcfile
+    from validation.coverage import (
+        CONTEXT_PLUGIN,
+        RUNTIME,
+        SYSMON_PYTHON,
+        measured_command,
+        rcfile,
+    )
     from validation.runs.runners import make_runner
 
     (python,) = [
@@ -235,6 +241,7 @@ def _alternated(
     plugin = runner.context_options(CONTEXT_PLUGIN) or []
     ours = measured_command(
         runner.command(str(python), ["tests/test_pkg.py"], report, plugin),
+        str(RUNTIME.place(scratch / "tools")),
         str(scratch / "ours" / "rc"),
         rcfile(["pkg/__init__.py"], str(scratch / "ours" / "data"), contexts="runner",
                python=version),

@@ -114,10 +114,10 @@ class ValidateStage(Stage):
             "backend": self.backend.fingerprint(),
             "environments": self.environments.fingerprint(),
             "grading": GRADING_VERSION,
-            "metadata": metadata.VERSION,
+            "metadata": [metadata.VERSION, metadata.SHIM.digest],
         }
         if self.settings.coverage:  # results without coverage do not depend on how it measures
-            fingerprint["coverage_measure"] = coverage.MEASURE_VERSION
+            fingerprint["coverage_measure"] = [coverage.MEASURE_VERSION, coverage.RUNTIME.digest]
         return fingerprint
 
     def key(self, record: Candidate) -> str:
@@ -287,6 +287,7 @@ class ValidateStage(Stage):
             )
             command = coverage.measured_command(
                 command,
+                session.provide(coverage.RUNTIME),
                 session.scratch_path(f"{name}.coveragerc"),
                 rcfile,
                 session.scratch_path(json_name),

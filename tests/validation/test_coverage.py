@@ -1,21 +1,33 @@
 """Golden change coverage ΔC: patch lines, our rcfile, and measured fixture repositories."""
 
 import json
+import os
+import types
 from pathlib import Path
 
+import coverage
 import pytest
 
+import validation.coverage
+from builder.core.config import ValidationConfig
 from builder.core.records import DropReason
 from tests.conftest import GitRepo
 from tests.validation import test_stage as _stage
+from tests.validation.environments.test_runtime import copied
 from tests.validation.test_stage import ADD_TEST, CODE, FIXED, TESTS, runs_of
 from validation.coverage import (
+    CONTEXT_ENV,
+    CONTEXT_PLUGIN,
+    RUNTIME,
     Measured,
     change_coverage,
     coverage_requirement,
+    measure,
     patch_lines,
     rcfile,
 )
+from validation.coverage import plugin as context_plugin
+from validation.stage import ValidateStage
 
 backend = _stage.backend  # the shared fixtures
 make_case = _stage.make_case  # the shared fixtures
@@ -204,7 +216,7 @@ def test_golden_coverage_is_the_share_the_golden_tests_execute(make_case):
     assert any(name.endswith("test_add") for name in contexts["before"])
     # the first repetition of each side is measured, the others run plain
     instrumented = {
-        (run.suite, run.side, run.repetition): "coverage" in " ".join(run.command)
+        (run.suite, run.side, run.repetition): run.command[1].endswith("/_swt_measure.py")
         for run in runs_of(outcome)
     }
     assert instrumented == {
@@ -292,8 +304,6 @@ def test_unexecuted_python_patch_is_coverage_unmeasurable(make_case, backend):
 def test_without_following_children_the_worker_lines_are_lost(make_case, backend, monkeypatch):
     """The control of the worker/subprocess test: the same fixture under an rcfile following no
     child process measures none of its patch lines, so that fixture does prove the following."""
-    import validation.coverage
-
     original = validation.coverage.rcfile
 
     def parent_only(files, data_file, **options):
@@ -314,7 +324,8 @@ def test_without_following_children_the_worker_lines_are_lost(make_case, backend
 
 
 # ---------------------------------------------------------------------------------------------
-# The measuring wrapper itself, on real interpreters: 3.11 (C tracer) and 3.12 (sys.monitoring).
+# The measuring wrapper itself, on real interpreters: 3.6 (the oldest, coverage.py 6.2), 3.11 (C
+# tracer) and 3.12 (sys.monitoring).
 
 MEASURED_CODE = (
     "def f(x):\n    y = x + 1\n    return y\n\n\ndef g():\n    return 0\n\n\n"
@@ -378,6 +389,8 @@ HIDE_TRACER = (
 @pytest.mark.parametrize(
     ("python", "contexts", "rearm"),
     [
+        ("3.6", "runner", None),  # the oldest environment Python, with coverage.py 6.2
+        ("3.6", "test_function", None),
         ("3.11", "runner", None),
         ("3.11", "test_function", None),
         ("3.12+", "runner", "code"),
@@ -395,7 +408,7 @@ def test_every_test_running_a_wanted_line_is_its_context(
     event and nothing is re-armed."""
     import json
 
-    from validation.coverage import CONTEXT_PLUGIN, measured_command, read_report
+    from validation.coverage import measured_command, read_report
     from validation.runs.runners import make_runner
 
     (tmp_path / "pkg").mkdir()
@@ -412,10 +425,12 @@ def test_every_test_running_a_wanted_line_is_its_context(
         str(interpreter), ["tests/test_a.py"], str(scratch / "r.xml"), plugin or ()
     )
     text = rcfile(["pkg/__init__.py"], str(scratch / "data"), contexts=contexts, python=python)
-    assert ("core = sysmon" in text) == (python != "3.11")
+    sysmon = tuple(map(int, python.split("."))) >= validation.coverage.SYSMON_PYTHON
+    assert ("core = sysmon" in text) == sysmon
     wanted = {"pkg/__init__.py": {2, 7, 13}}  # 13: a continuation line of the statement at 11
+    runtime = str(RUNTIME.place(tmp_path / "tools"))
     wrapped = measured_command(
-        command, str(scratch / "rc"), text, str(scratch / "cov.json"), wanted
+        command, runtime, str(scratch / "rc"), text, str(scratch / "cov.json"), wanted
     )
     import subprocess
 
@@ -432,3 +447,84 @@ def test_every_test_running_a_wanted_line_is_its_context(
         assert contexts_of_line[13] == ("tests/test_a.py::test_one",)
     else:  # coverage's function contexts: test_two's parameters share one name
         assert len(contexts_of_line[2]) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# The runtime files (measure.py, plugin.py) imported here, their parts exercised directly.
+
+
+def test_the_runtime_files_and_the_builder_agree_on_names():
+    assert measure.CONTEXT_ENV == context_plugin.CONTEXT_ENV == CONTEXT_ENV
+    assert measure.WANTED_ENV == context_plugin.WANTED_ENV
+    assert measure.PLUGIN == CONTEXT_PLUGIN  # the module pytest -p loads is the one measured
+    assert RUNTIME.script == "_swt_measure.py"
+    assert RUNTIME.contents[f"{CONTEXT_PLUGIN}.py"] == Path(context_plugin.__file__).read_bytes()
+
+
+def test_a_continuation_line_starts_at_its_statements_first_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(MEASURED_CODE)
+    cov = coverage.Coverage(data_file=None, config_file=False)
+    wanted = {"pkg/__init__.py": [2, 13], "pkg/absent.py": [4]}
+    starts = measure.statement_starts(cov, wanted)
+    # 13 lies in the statement at 11; a file without source keeps its raw lines
+    assert starts == {"pkg/__init__.py": {2: {2}, 13: {11}}, "pkg/absent.py": {4: {4}}}
+    assert measure.wanted_by_real_path(starts) == {
+        os.path.realpath("pkg/__init__.py"): [2, 11, 13],
+        os.path.realpath("pkg/absent.py"): [4],
+    }
+
+
+def test_the_plugin_reads_the_wanted_lines_the_measuring_script_names(tmp_path):
+    assert context_plugin.read_wanted(None) == {}  # loaded without the measuring script
+    wanted = tmp_path / "wanted.json"
+    wanted.write_text(json.dumps({"/r/pkg/a.py": [2, 11]}))
+    assert context_plugin.read_wanted(str(wanted)) == {"/r/pkg/a.py": {2, 11}}
+    with pytest.raises(FileNotFoundError):  # named but missing: a broken run, not "none wanted"
+        context_plugin.read_wanted(str(tmp_path / "absent.json"))
+
+
+class _Config:
+    context = ""
+
+    def serialize(self):
+        return f"context={self.context}"
+
+
+@pytest.mark.parametrize("serializes", [True, False], ids=["coverage>=7.10", "older"])
+def test_child_processes_get_the_running_tests_context(monkeypatch, serializes):
+    monkeypatch.delenv(CONTEXT_ENV, raising=False)
+    monkeypatch.setenv("COVERAGE_PROCESS_CONFIG", "as measure started")
+    config = _Config() if serializes else types.SimpleNamespace(context="")
+    measuring = types.SimpleNamespace(config=config)
+    context_plugin.children_context(measuring, "tests/test_a.py::test_one")
+    assert os.environ[CONTEXT_ENV] == "tests/test_a.py::test_one"  # multiprocessing children
+    handed_on = "context=tests/test_a.py::test_one" if serializes else "as measure started"
+    assert os.environ["COVERAGE_PROCESS_CONFIG"] == handed_on  # patch = subprocess children
+    assert config.context == ""  # this process's own configuration is left as it was
+
+
+def test_a_measured_runs_stored_command_names_the_script_not_its_source(make_case):
+    outcome = make_case({"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": FIXED}, coverage=True)
+    assert outcome.verdict.kept, outcome.verdict
+    measured = [run for run in runs_of(outcome) if run.repetition == 0]  # read back as stored
+    assert {(run.suite, run.side) for run in measured} == {
+        ("golden", "before"), ("golden", "after"), ("existing", "before"), ("existing", "after"),
+    }  # fmt: skip
+    for run in measured:
+        assert run.command[1].endswith(f"/{RUNTIME.digest}/_swt_measure.py"), run.command
+        assert len(json.dumps(run.command)) < 2000  # with the sources inlined: ~7.5 KB
+        assert not any("import " in part for part in run.command), run.command
+
+
+def test_result_keys_follow_the_runtime_files_content(tmp_path, monkeypatch):
+    stage = ValidateStage(ValidationConfig(backend="local", coverage=True), tmp_path / "w", {})
+    before = stage.fingerprint()
+    monkeypatch.setattr(validation.coverage, "RUNTIME", copied(RUNTIME, tmp_path, monkeypatch))
+    assert stage.fingerprint() == before  # the same bytes elsewhere: the same keys
+    changed = copied(RUNTIME, tmp_path, monkeypatch, append="#\n")
+    monkeypatch.setattr(validation.coverage, "RUNTIME", changed)
+    assert stage.fingerprint() != before
+    unmeasured = ValidateStage(ValidationConfig(backend="local", coverage=False), tmp_path, {})
+    assert "coverage_measure" not in unmeasured.fingerprint()  # not measured: not keyed on them

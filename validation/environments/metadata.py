@@ -23,74 +23,18 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from validation.environments.runtime import RuntimeFiles
 from validation.environments.versioning import git_version, package_name, package_version
 
 VERSION = 2
-"""Bump when what a run's metadata shadow holds changes (part of every result key).
+"""Bump when what the builder decides a run's metadata shadow holds changes (part of every
+result key; the shim's own code is keyed by its digest, :data:`SHIM`).
 2: versions computed from git are shadowed too."""
 
-SHIM = r"""
-import io, json, os, re, sys, sysconfig
-name, version, dest = sys.argv[1:4]
-command = sys.argv[4:]
-
-def norm(text):
-    return re.sub(r"[-_.]+", "_", text).lower()
-
-def installed():
-    paths = sysconfig.get_paths()
-    for root in (paths["purelib"], paths["platlib"]):
-        if not os.path.isdir(root):
-            continue
-        for entry in sorted(os.listdir(root)):
-            if entry.endswith(".dist-info") and norm(entry[:-10].split("-")[0]) == norm(name):
-                return os.path.join(root, entry)
-    return None
-
-def local_install(found):
-    try:
-        with io.open(os.path.join(found, "direct_url.json"), encoding="utf-8") as handle:
-            return json.load(handle).get("url", "").startswith("file:")
-    except (OSError, ValueError):
-        return False
-
-def shadow(found):
-    with io.open(os.path.join(found, "METADATA"), encoding="utf-8") as handle:
-        lines = handle.read().split("\n")
-    header = [i for i, line in enumerate(lines) if line.startswith("Version:")]
-    if not header or lines[header[0]][8:].strip() == version:
-        return
-    was = lines[header[0]][8:].strip()
-    lines[header[0]] = "Version: " + version
-    target = os.path.join(dest, norm(name) + "-" + version.replace("-", "_") + ".dist-info")
-    if not os.path.isdir(target):
-        part = target + ".part%d" % os.getpid()
-        os.makedirs(part)
-        with io.open(os.path.join(part, "METADATA"), "w", encoding="utf-8") as handle:
-            handle.write("\n".join(lines))
-        for extra in ("entry_points.txt", "top_level.txt"):
-            if os.path.isfile(os.path.join(found, extra)):
-                with io.open(os.path.join(found, extra), encoding="utf-8") as source:
-                    text = source.read()
-                with io.open(os.path.join(part, extra), "w", encoding="utf-8") as out:
-                    out.write(text)
-        os.rename(part, target)
-    sys.stderr.write(
-        "swt: package metadata of %s as of the base commit: version %s (installed: %s)\n"
-        % (name, version, was)
-    )
-
-found = installed()
-if found and local_install(found):
-    shadow(found)
-if command:
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execvp(command[0], command)
-"""
-"""Runs with the environment's interpreter (any Python 3): ``python -c SHIM name version dest
-[command…]`` writes the shadow into ``dest`` (if the installed version differs), then execs the
-command. Kept to the standard library and Python 3.6 syntax: environments of old eras run it."""
+SHIM = RuntimeFiles("validation.environments", (("_swt_metadata_shim.py", "metadata_shim.py"),))
+"""Runs with the environment's interpreter (standard library, Python 3.6 syntax): writes the
+shadow (if the installed version differs), then execs the command. Its content digest is part of
+every result key beside :data:`VERSION`."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,9 +44,11 @@ class Identity:
     name: str
     version: str
 
-    def shim(self, dest: str, command: list[str] | None = None) -> list[str]:
-        """``command`` behind the shim (``python`` is the environment's, first on PATH)."""
-        return ["python", "-c", SHIM, self.name, self.version, dest, *(command or [])]
+    def shim(self, folder: str, dest: str, command: list[str] | None = None) -> list[str]:
+        """``command`` behind the shim, which the run has in ``folder`` (``Session.provide``);
+        ``python`` is the environment's, first on PATH."""
+        script = f"{folder}/{SHIM.script}"
+        return ["python", script, self.name, self.version, dest, *(command or [])]
 
 
 def identity(mirror: Path, commit: str) -> Identity | None:

@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from builder.core.config import ValidationConfig
 from tests.conftest import GitRepo
+from tests.validation.environments.test_runtime import copied
+from validation.environments import metadata, metadata_shim
 from validation.environments.environment import EnvironmentSpec
-from validation.environments.metadata import Identity, identity
+from validation.environments.interpreters import Interpreters
+from validation.environments.metadata import SHIM, Identity, identity
+from validation.environments.runtime import OLDEST_PYTHON
 from validation.runs.backends.local import LocalBackend
+from validation.stage import ValidateStage
 
 HERE = f"{sys.version_info.major}.{sys.version_info.minor}"
 PYPROJECT = """\
@@ -130,3 +136,72 @@ def test_a_version_computed_from_git_is_the_one_the_build_gives_the_base_commit(
         "(installed: 0.10.3)",
         version,
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The shim itself (validation/environments/metadata_shim.py), imported here and run by path.
+
+
+def _dist_info(site: Path, url: str | None = "file:///src/project") -> Path:
+    found = site / "fixture_pkg-1.4.2.dist-info"
+    found.mkdir(parents=True)
+    (found / "METADATA").write_text("Metadata-Version: 2.1\nName: fixture-pkg\nVersion: 1.4.2\n")
+    (found / "entry_points.txt").write_text("[fixture.plugins]\ncore = pkg:plugin\n")
+    if url is not None:
+        (found / "direct_url.json").write_text(f'{{"url": "{url}", "dir_info": {{}}}}')
+    return found
+
+
+def test_the_shim_shadows_a_local_install_with_the_given_version(tmp_path):
+    found = _dist_info(tmp_path / "site")
+    roots = [str(tmp_path / "absent"), str(tmp_path / "site")]
+    assert metadata_shim.installed("Fixture.Pkg", roots) == str(found)  # names compare normalized
+    assert metadata_shim.installed("other-pkg", roots) is None
+    assert metadata_shim.local_install(str(found))
+    dest = tmp_path / "shadow"
+    assert metadata_shim.shadow(str(found), "fixture-pkg", "1.4.1", str(dest)) == "1.4.2"
+    assert [path.name for path in dest.iterdir()] == ["fixture_pkg-1.4.1.dist-info"]  # no part
+    shadowed = dest / "fixture_pkg-1.4.1.dist-info"
+    assert (shadowed / "METADATA").read_text().splitlines()[2] == "Version: 1.4.1"
+    assert (shadowed / "entry_points.txt").read_text() == "[fixture.plugins]\ncore = pkg:plugin\n"
+    assert not (shadowed / "top_level.txt").exists()  # copied only when installed
+    # the same version: nothing to shadow, nothing written
+    assert metadata_shim.shadow(str(found), "fixture-pkg", "1.4.2", str(tmp_path / "n")) is None
+    assert not (tmp_path / "n").exists()
+
+
+@pytest.mark.parametrize("url", ["https://example.invalid/fixture.whl", None, "{broken"])
+def test_the_shim_leaves_other_installs_alone(tmp_path, url):
+    found = _dist_info(tmp_path / "site", url)
+    if url == "{broken":
+        (found / "direct_url.json").write_text("{broken")
+    assert not metadata_shim.local_install(str(found))
+
+
+def test_the_command_runs_the_shim_by_path_in_the_runs_folder():
+    command = Identity("fixture-pkg", "1.4.1").shim("/swt/tools/0123", "/swt/metadata", ["pytest"])
+    assert command == ["python", "/swt/tools/0123/_swt_metadata_shim.py", "fixture-pkg", "1.4.1",
+                       "/swt/metadata", "pytest"]  # fmt: skip
+
+
+def test_the_shim_runs_on_the_oldest_python_and_execs_the_command(tmp_path):
+    python = Interpreters().find(OLDEST_PYTHON)
+    if python is None:
+        pytest.skip(f"no Python {OLDEST_PYTHON} interpreter on this machine")
+    script = SHIM.place(tmp_path / "tools") / SHIM.script
+    done = subprocess.run(
+        [python, str(script), "not-installed-pkg", "1.0", str(tmp_path / "m"),
+         python, "-c", "import sys; print(sys.version_info[:2])"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tuple(int(p) for p in OLDEST_PYTHON.split(".")))
+
+
+def test_result_keys_follow_the_shims_content(tmp_path, monkeypatch):
+    stage = ValidateStage(ValidationConfig(backend="local"), tmp_path / "work", {})
+    before = stage.fingerprint()
+    monkeypatch.setattr(metadata, "SHIM", copied(SHIM, tmp_path, monkeypatch))
+    assert stage.fingerprint() == before  # the same bytes elsewhere: the same keys
+    monkeypatch.setattr(metadata, "SHIM", copied(SHIM, tmp_path, monkeypatch, append="#\n"))
+    assert stage.fingerprint() != before

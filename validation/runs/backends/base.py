@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from validation.environments.environment import EnvironmentSpec
+from validation.environments.runtime import RuntimeFiles
 from validation.runs.process import Completed
 
 
@@ -29,6 +30,11 @@ class Session(abc.ABC):
     @abc.abstractmethod
     def read_scratch(self, name: str) -> bytes | None:
         """The bytes of a scratch file written by a command, or None if there is none."""
+
+    @abc.abstractmethod
+    def provide(self, files: RuntimeFiles) -> str:
+        """The folder, as commands in the session see it, holding copies of ``files`` in every
+        later run (named by their digest, so a command naming a file there names its hash)."""
 
 
 class Backend(abc.ABC):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import math
 import uuid
@@ -17,6 +18,7 @@ from validation.environments.docker_engine import (
     extract_files,
     labels,
     run_to_end,
+    tar_files,
     tar_tree,
 )
 from validation.environments.docker_environments import (
@@ -27,13 +29,16 @@ from validation.environments.docker_environments import (
 )
 from validation.environments.environment import EnvironmentSpec, merge_env
 from validation.environments.images import SUITES
-from validation.environments.metadata import Identity, identity
+from validation.environments.metadata import SHIM, Identity, identity
+from validation.environments.runtime import RuntimeFiles
 from validation.runs.backends.base import Backend, Session, read_optional
 from validation.runs.patches import apply_patch
 from validation.runs.process import Completed
 
 SCRATCH = "/swt/scratch"
 METADATA = "/swt/metadata"
+TOOLS = "/swt/tools"
+"""Where the toolkit's runtime files (``Session.provide``) are in every container."""
 SESSION = "org.swt-builder.session"
 _KILL_MARGIN_S = 30
 """Containers also kill themselves this long after their timeout, should the builder die."""
@@ -60,6 +65,7 @@ class DockerSession(Session):
         self.project = project  # its metadata as of the base commit, shadowed in every run
         self.session_id = uuid.uuid4().hex[:16]
         self.containers: list[str] = []  # ids of the containers this session ran
+        self.provided: dict[str, RuntimeFiles] = {}  # by digest: copied into every container
 
     def apply(self, patch: str, label: str, check_only: bool = False) -> None:
         apply_patch(self.tree, patch, label, check_only)
@@ -84,6 +90,8 @@ class DockerSession(Session):
         try:
             scratch = ("swt", SCRATCH.strip("/"))
             container.put_archive("/", tar_tree(self.tree, WORKDIR.strip("/"), dirs=scratch))
+            if self.provided:
+                container.put_archive("/", self._tools())
             completed = run_to_end(container, log_path, timeout_s)
             chunks, _ = container.get_archive(SCRATCH)
             extract_files(chunks, self.run_dir / "scratch")
@@ -93,7 +101,22 @@ class DockerSession(Session):
 
     def _with_metadata(self, command: list[str]) -> list[str]:
         """Each container starts fresh: the shim writes the metadata shadow, then execs."""
-        return self.project.shim(METADATA, command) if self.project else command
+        if self.project is None:
+            return command
+        return self.project.shim(self.provide(SHIM), METADATA, command)
+
+    def provide(self, files: RuntimeFiles) -> str:
+        self.provided[files.digest] = files
+        return f"{TOOLS}/{files.digest}"
+
+    def _tools(self) -> io.BytesIO:
+        """A tar of the provided files under TOOLS, each in its digest's folder."""
+        root = TOOLS.strip("/")
+        entries: dict[str, bytes | None] = {root: None}
+        for digest, files in sorted(self.provided.items()):
+            entries[f"{root}/{digest}"] = None
+            entries.update(files.entries(root))
+        return tar_files(entries, {name: 0o755 for name, data in entries.items() if data is None})
 
     def scratch_path(self, name: str) -> str:
         return f"{SCRATCH}/{name}"

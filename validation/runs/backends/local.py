@@ -16,7 +16,8 @@ from pathlib import Path
 from builder.core.repos import worktree
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments
 from validation.environments.interpreters import Interpreters
-from validation.environments.metadata import Identity, identity
+from validation.environments.metadata import SHIM, Identity, identity
+from validation.environments.runtime import RuntimeFiles
 from validation.runs.backends.base import Backend, Session, read_optional
 from validation.runs.patches import apply_patch
 from validation.runs.process import Completed, run_killable
@@ -120,7 +121,7 @@ class LocalSession(Session):
                 prefix, loopback = isolation, "lo"
         shim = [sys.executable, "-c", _SANDBOX, json.dumps(self.limits.rlimits()), loopback]
         if self.project is not None:
-            command = self.project.shim(str(self.run_dir / "metadata"), command)
+            command = self.project.shim(self.provide(SHIM), str(self.run_dir / "metadata"), command)
         return [*prefix, *shim, *command]
 
     def scratch_path(self, name: str) -> str:
@@ -128,6 +129,9 @@ class LocalSession(Session):
 
     def read_scratch(self, name: str) -> bytes | None:
         return read_optional(self.run_dir / "scratch" / name)
+
+    def provide(self, files: RuntimeFiles) -> str:
+        return str(files.place(self.run_dir / "tools"))
 
     def _env(self) -> dict[str, str]:
         """A minimal environment for untrusted code: no tokens, HOME and TMP in the run dir."""

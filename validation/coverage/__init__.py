@@ -7,7 +7,8 @@ the golden tests execute it on its side; golden ΔC = share of executable lines 
 execute. Each measured run writes its data files into the session's scratch (the run dir) under
 an rcfile generated here — never the repository's own coverage configuration — then combines
 them (subprocesses and multiprocessing children included) into a JSON report with per-test
-contexts, which is read back and kept beside the logs.
+contexts, which is read back and kept beside the logs. What runs inside the environment is
+``measure.py`` and ``plugin.py`` here (:data:`RUNTIME`); this module runs in the builder.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import PurePosixPath
 
 import unidiff
 
+from validation.environments.runtime import RuntimeFiles
 from validation.runs.patches import PatchError
 
 COVERAGE_PACKAGE = "coverage"
@@ -41,7 +43,7 @@ def coverage_requirement(python: str) -> str:
 
 
 CONTEXT_PLUGIN = "_swt_test_contexts"
-"""The pytest plugin (written into the run's scratch by the measuring wrapper) that switches
+"""The pytest plugin (``plugin.py``, beside the measuring script in the run) that switches
 coverage.py's context to each test's node id: exact test ids as contexts, a context switch per
 test instead of a callback per function call, and it works with the sys.monitoring core."""
 
@@ -50,177 +52,18 @@ CONTEXT_ENV = "SWT_TEST_CONTEXT"
 start their own coverage.py with our rcfile, whose static ``context`` reads it, so lines run
 only in a child are attributed to the test that started it."""
 
-WANTED_FILE = "_swt_wanted_lines.json"
-"""Beside the plugin: the wanted lines (and their statements' first lines) per absolute path."""
-
-_PLUGIN = """\
-import copy
-import json
-import os
-import sys
-
-import coverage
-import pytest
-
-_monitoring = getattr(sys, "monitoring", None)
-REARM = None
-\"""How lines already seen report again in the next test: None (the tracer reports every line
-event: Python <= 3.11), "code" (coverage's sys.monitoring events re-armed on the code objects
-holding wanted lines only), "restart" (every tool's events restarted: complete but costly).\"""
-_wanted = None
-_armed = {}  # tracer tool id -> the code objects holding wanted lines
-_scanned = {}  # tracer tool id -> how many of its code objects were looked at
-
-
-def _wanted_lines():
-    global _wanted
-    if _wanted is None:
-        here = os.path.dirname(os.path.abspath(__file__))
-        try:
-            with open(os.path.join(here, "@WANTED_FILE@")) as handle:
-                _wanted = {path: set(lines) for path, lines in json.load(handle).items()}
-        except (OSError, ValueError):
-            _wanted = {}
-    return _wanted
-
-
-def _sysmon_tracers(measuring):
-    # coverage.py's sys.monitoring tracer: its tool id, the code objects it has seen, and its
-    # activity flag (the collector saves data at a context switch only after activity)
-    tracers = getattr(getattr(measuring, "_collector", None), "tracers", None) or ()
-    needed = ("myid", "code_objects", "code_infos", "_activity")
-    return [t for t in tracers if all(hasattr(t, name) for name in needed)]
-
-
-def _rearm(measuring):
-    \"""Lines the core switched off report again, in the code objects of wanted lines only
-    (restart_events would re-arm every event of every code object, pytest's included).\"""
-    tracers = _sysmon_tracers(measuring)
-    if not tracers:
-        _monitoring.restart_events()
-        return "restart"
-    wanted = _wanted_lines()
-    for tracer in tracers:
-        armed = _armed.setdefault(tracer.myid, [])
-        seen = tracer.code_objects
-        for code in seen[_scanned.get(tracer.myid, 0):]:
-            info = tracer.code_infos.get(id(code))
-            if info is None or not info.tracing:  # not in a measured file
-                continue
-            lines = wanted.get(os.path.realpath(code.co_filename))
-            if lines and any(line in lines for _, _, line in code.co_lines()):
-                armed.append(code)
-        _scanned[tracer.myid] = len(seen)
-        for code in armed:
-            events = _monitoring.get_local_events(tracer.myid, code)
-            if events:  # setting them anew re-arms the locations the core had disabled
-                _monitoring.set_local_events(tracer.myid, code, 0)
-                _monitoring.set_local_events(tracer.myid, code, events)
-    return "code"
-
-
-def _children_context(measuring, nodeid):
-    \"""Child processes this test starts record ``nodeid`` as their static context.\"""
-    os.environ["@CONTEXT_ENV@"] = nodeid  # multiprocessing children read our rcfile anew
-    if "COVERAGE_PROCESS_CONFIG" in os.environ:  # patch = subprocess hands the parsed config on
-        try:
-            config = copy.copy(measuring.config)
-            config.context = nodeid
-            os.environ["COVERAGE_PROCESS_CONFIG"] = config.serialize()
-        except AttributeError:  # another coverage.py: its children keep the empty context
-            pass
-
-
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_protocol(item, nextitem):
-    # One switch per test (each saves the data so far: ~0.3 ms): what runs between two tests
-    # (pytest's own code) counts for the one before; what runs before the first, for "".
-    global REARM
-    measuring = coverage.Coverage.current()
-    if measuring is not None:
-        _children_context(measuring, item.nodeid)
-        measuring.switch_context(item.nodeid)
-        if _monitoring is not None and getattr(measuring.config, "core", None) == "sysmon":
-            REARM = _rearm(measuring)
-    try:
-        yield
-    finally:
-        if measuring is not None and REARM == "code":
-            # a re-armed line starts no frame: tell the collector there is data to save
-            for tracer in _sysmon_tracers(measuring):
-                tracer._activity = True
-""".replace("@WANTED_FILE@", WANTED_FILE).replace("@CONTEXT_ENV@", CONTEXT_ENV)
-
-_MEASURE = (
-    "import json, os, sys\n"
-    "rcfile, text, report, wanted, plugin = sys.argv[1:6]\n"
-    "folder = os.path.dirname(os.path.abspath(rcfile))\n"
-    "os.makedirs(folder, exist_ok=True)\n"
-    "with open(rcfile, 'w') as handle:\n"
-    "    handle.write(text)\n"
-    f"with open(os.path.join(folder, '{CONTEXT_PLUGIN}.py'), 'w') as handle:\n"
-    "    handle.write(plugin)\n"
-    "sys.path.append(folder)\n"
-    f"os.environ.pop('{CONTEXT_ENV}', None)  # this process's static context stays empty\n"
-    "import coverage\n"
-    "from coverage.cmdline import main\n"
-    "wanted = json.loads(wanted)\n"
-    "cov = coverage.Coverage(config_file=rcfile)\n"
-    "starts = {}\n"
-    "for path, lines in wanted.items():\n"
-    "    try:\n"
-    "        from coverage.python import PythonFileReporter\n"
-    "        reporter = PythonFileReporter(os.path.abspath(path), cov)\n"
-    "        starts[path] = {n: set(reporter.translate_lines([n])) for n in lines}\n"
-    "    except (coverage.CoverageException, OSError):  # no source to analyse: the raw lines\n"
-    "        starts[path] = {n: {n} for n in lines}\n"
-    f"with open(os.path.join(folder, '{WANTED_FILE}'), 'w') as handle:\n"
-    "    json.dump({os.path.realpath(p): sorted(set(s).union(*s.values()))\n"
-    "               for p, s in starts.items()}, handle)\n"
-    "code = main(['run', '--rcfile=' + rcfile, *sys.argv[6:]])\n"
-    f"plugin = sys.modules.get('{CONTEXT_PLUGIN}')\n"
-    "result = {'files': {}, 'rearm': getattr(plugin, 'REARM', None)}\n"
-    "try:\n"
-    "    cov.combine()\n"
-    "    cov.save()\n"
-    "    data = cov.get_data()\n"
-    "    for name in sorted(data.measured_files()):\n"
-    "        path = os.path.relpath(name) if os.path.isabs(name) else name\n"
-    "        first_lines = starts.get(path, {})\n"
-    "        try:\n"
-    "            _, statements, _, missing, _ = cov.analysis2(name)\n"
-    "            executed = set(statements) - set(missing)\n"
-    "        except coverage.CoverageException:  # no source to analyse: the raw lines\n"
-    "            executed = set(data.lines(name) or ())\n"
-    "        executed |= {n for n, first in first_lines.items() if first and first <= executed}\n"
-    "        by_line = data.contexts_by_lineno(name)\n"
-    "        contexts = {}\n"
-    "        for n, first in first_lines.items():\n"
-    "            names = set(by_line.get(n, ())).union(*(by_line.get(f, ()) for f in first))\n"
-    "            if names:\n"
-    "                contexts[str(n)] = sorted(names)\n"
-    "        result['files'][path] = {'executed_lines': sorted(executed), 'contexts': contexts}\n"
-    "except coverage.CoverageException as error:  # no data: nothing measured ran\n"
-    "    result['no_data'] = str(error)\n"
-    "with open(report, 'w') as handle:\n"
-    "    json.dump(result, handle)\n"
-    "sys.exit(code)\n"
+RUNTIME = RuntimeFiles(
+    "validation.coverage",
+    (("_swt_measure.py", "measure.py"), (f"{CONTEXT_PLUGIN}.py", "plugin.py")),
 )
-"""Runs inside the session: writes our rcfile and the context plugin, finds the first line of
-the statement holding each wanted line (for the plugin, and for the report), runs the command
-under ``coverage run`` (its own command line, in this process: one interpreter start), then
-combines the parallel data files (children included) and writes what was measured as JSON in
-the shape of coverage's JSON report: per file its executed statements, and the contexts (tests)
-of the wanted lines only (coverage's own report with every line's contexts costs seconds on
-real code), and how the plugin re-armed lines per test (``rearm``). A wanted line inside a
-multi-line statement (a continuation line) counts as executed when its statement is, and gets
-its statement's contexts: coverage reports statements by their first line, so a patch changing
-only ``or getattr(...)`` on line 3 of an expression would otherwise never look executed. Exits
-with the command's own exit code. One command: a backend may give every command a fresh scratch
-dir (Docker does), so writing, measuring and reporting cannot be split."""
+"""What measured runs run with the environment's interpreter: ``measure.py`` (the command's
+wrapper, see its docstring) and the context plugin beside it. Their digest is part of result
+keys when coverage is on, beside :data:`MEASURE_VERSION`."""
 
 MEASURE_VERSION = 3
-"""Bump when what a measured run reports changes (part of result keys when coverage is on).
+"""Bump when what the builder asks of a measured run changes (the rcfile, the command, how the
+report is read; part of result keys when coverage is on). The runtime files are keyed by their
+digest (:data:`RUNTIME`).
 3: child processes' lines carry the test that started them; one context switch per test."""
 
 SYSMON_PYTHON = (3, 12)
@@ -266,6 +109,7 @@ def rcfile(
 
 def measured_command(
     command: list[str],
+    runtime: str,
     rcfile_path: str,
     rcfile_text: str,
     report_path: str,
@@ -273,13 +117,15 @@ def measured_command(
 ) -> list[str]:
     """``command`` (``python ARGS``) under ``coverage run`` with our rcfile; JSON to report.
 
-    ``wanted``: the lines (per file) whose test contexts the report keeps.
+    ``runtime``: the run's folder holding :data:`RUNTIME` (``Session.provide``); the command
+    names the script by its path there (the digest, not the source). ``wanted``: the lines (per
+    file) whose test contexts the report keeps.
     """
     python, *args = command
     lines = {path: sorted(numbers) for path, numbers in (wanted or {}).items()}
     return [
-        python, "-c", _MEASURE, rcfile_path, rcfile_text, report_path,
-        json.dumps(lines, sort_keys=True), _PLUGIN, *args,
+        python, f"{runtime}/{RUNTIME.script}", rcfile_path, rcfile_text, report_path,
+        json.dumps(lines, sort_keys=True), *args,
     ]  # fmt: skip
 
 
@@ -427,8 +273,12 @@ def attribution(
 
 
 __all__ = [
+    "CONTEXT_ENV",
     "CONTEXT_PLUGIN",
     "COVERAGE_PACKAGE",
+    "MEASURE_VERSION",
+    "RUNTIME",
+    "SYSMON_PYTHON",
     "ChangeCoverage",
     "Measured",
     "PatchLines",
