@@ -55,9 +55,7 @@ def test_every_model_field_is_in_the_generated_reference_with_its_description(na
 
 def test_the_reference_covers_the_config_sections_specs_and_recipes() -> None:
     rendered = {
-        model
-        for root, _ in REFERENCE.ROOTS.values()
-        for _, model, _, _ in REFERENCE.sections(root)
+        model for root, _ in REFERENCE.ROOTS.values() for _, model, _, _ in REFERENCE.sections(root)
     }
     config_sections = {
         field.annotation for field in Config.model_fields.values()
