@@ -12,7 +12,7 @@ from typing import Any
 
 from recipes.demo import generate as demo
 from recipes.demo.generate import CASES, DEMO_REPO, Case, Edit, Replace, Write
-from recipes.demo.github_replay import make_comment, make_fixtures, make_issue, make_pull
+from recipes.demo.github_objects import make_comment, make_fixtures, make_issue, make_pull
 
 __all__ = ["GITHUB_EXPECTED", "RECIPE", "GitHubDemoPaths", "Pull", "generate_github_demo"]
 

@@ -1,4 +1,4 @@
-"""Tests for recipes/demo/github_replay.py, driven by raw HTTP and by the real PyGithub client."""
+"""Tests for the GitHub replay server and its fixture objects: raw HTTP and the real PyGithub."""
 
 from __future__ import annotations
 
@@ -17,12 +17,8 @@ import pytest
 import requests
 from github import Auth, GithubException, GithubRetry
 
-from recipes.demo.github_replay import (
+from recipes.demo.github_objects import (
     CANONICAL_API_URL,
-    FAULT_KINDS,
-    Call,
-    FiredFault,
-    ReplayServer,
     load_fixtures,
     make_comment,
     make_commit,
@@ -30,6 +26,7 @@ from recipes.demo.github_replay import (
     make_issue,
     make_pull,
 )
+from recipes.demo.github_replay import FAULT_KINDS, Call, FiredFault, ReplayServer
 
 REPO = "octo-org/octo-repo"
 N_PULLS = 250
