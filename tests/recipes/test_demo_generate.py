@@ -120,7 +120,7 @@ def test_repository_is_a_clean_linear_main(demo: DemoPaths) -> None:
     assert len(_git(demo.repo, "worktree", "list").stdout.splitlines()) == 1
     assert _git(demo.repo, "rev-list", "--merges", "main").stdout == ""
     files = _git(demo.repo, "ls-files").stdout.split()
-    assert {"pyproject.toml", "README.md", "calc/stats.py", "docs/usage.md"} <= set(files)
+    assert {"pyproject.toml", "README.md", "calc/stats.py", "tests/test_stats.py"} <= set(files)
 
 
 def test_records_are_swe_bench_shaped(demo: DemoPaths, records: dict[str, dict]) -> None:
