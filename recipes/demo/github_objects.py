@@ -1,4 +1,4 @@
-"""GitHub REST objects (users, repositories, pulls, issues, comments, commits) built as fixtures."""
+"""GitHub REST objects (users, repositories, pulls, issues, comments) built as fixtures."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ __all__ = [
     "issue_from_pull",
     "load_fixtures",
     "make_comment",
-    "make_commit",
     "make_fixtures",
     "make_issue",
     "make_pull",
@@ -262,58 +261,19 @@ def make_comment(
     }
 
 
-def make_commit(
-    repo: str,
-    sha: str | None = None,
-    *,
-    message: str = "",
-    author: str = "octocat",
-    date: str | datetime | None = None,
-    parents: Sequence[str] = (),
-) -> dict[str, Any]:
-    """Build a commit object as listed by ``GET /repos/{o}/{r}/pulls/{n}/commits``."""
-    sha = sha or hashlib.sha1(f"{repo}:{message}".encode()).hexdigest()
-    when = _iso(date) or _iso(_EPOCH)
-    api = f"{CANONICAL_API_URL}/repos/{repo}"
-    signature = {"name": author, "email": f"{author}@users.noreply.github.com", "date": when}
-    return {
-        "sha": sha,
-        "node_id": f"C_{sha[:12]}",
-        "commit": {
-            "author": signature,
-            "committer": dict(signature),
-            "message": message,
-            "tree": {"sha": _fake_sha(repo, 0, sha), "url": f"{api}/git/trees/{sha}"},
-            "url": f"{api}/git/commits/{sha}",
-            "comment_count": 0,
-            "verification": {"verified": False, "reason": "unsigned", "signature": None},
-        },
-        "url": f"{api}/commits/{sha}",
-        "html_url": f"{WEB_URL}/{repo}/commit/{sha}",
-        "comments_url": f"{api}/commits/{sha}/comments",
-        "author": make_user(author),
-        "committer": make_user(author),
-        "parents": [
-            {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{WEB_URL}/{repo}/commit/{p}"}
-            for p in parents
-        ],
-    }
-
-
 def make_fixtures(
     repo: str,
     *,
     pulls: Iterable[Mapping[str, Any]] = (),
     issues: Iterable[Mapping[str, Any]] = (),
     comments: Mapping[int, Sequence[Mapping[str, Any]]] | None = None,
-    commits: Mapping[int, Sequence[Mapping[str, Any]]] | None = None,
     closing_issues: Mapping[int, Sequence[int | Mapping[str, Any]]] | None = None,
     repo_object: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build the fixture mapping for one repository (merge several with ``|``).
 
-    ``comments`` is keyed by issue (or pull) number, ``commits`` and ``closing_issues``
-    by pull number; a closing issue is a number in ``repo`` or
+    ``comments`` is keyed by issue (or pull) number, ``closing_issues`` by pull
+    number; a closing issue is a number in ``repo`` or
     ``{"number": N, "repository": "owner/name"}``.
     """
     return {
@@ -322,7 +282,6 @@ def make_fixtures(
             "pulls": [dict(p) for p in pulls],
             "issues": [dict(i) for i in issues],
             "comments": {str(k): [dict(c) for c in v] for k, v in (comments or {}).items()},
-            "commits": {str(k): [dict(c) for c in v] for k, v in (commits or {}).items()},
             "closing_issues": {str(k): list(v) for k, v in (closing_issues or {}).items()},
         }
     }

@@ -77,7 +77,7 @@ class ReplayServer(LoopbackServer):
     """A GitHub API stand-in on ``127.0.0.1`` that PyGithub can talk to.
 
     ``fixtures`` maps ``"owner/name"`` to ``repo``, ``pulls``, ``issues``, ``comments``
-    (per issue number), ``commits`` and ``closing_issues`` (per pull number); see
+    (per issue number) and ``closing_issues`` (per pull number); see
     :func:`make_fixtures`.  URLs under :data:`CANONICAL_API_URL` in fixture objects are
     served rewritten to :attr:`url`.
 
@@ -113,7 +113,6 @@ class ReplayServer(LoopbackServer):
             ("GET", _REPO, lambda request: Response(200, self._repo(request).repo)),
             ("GET", _REPO + "/pulls", self._list_pulls),
             ("GET", _REPO + "/pulls" + _NUMBER, self._get_pull),
-            ("GET", _REPO + "/pulls" + _NUMBER + "/commits", self._pull_commits),
             ("GET", _REPO + "/issues" + _NUMBER, self._get_issue),
             ("GET", _REPO + "/issues" + _NUMBER + "/comments", self._issue_comments),
         ]
@@ -216,10 +215,6 @@ class ReplayServer(LoopbackServer):
 
     def _get_pull(self, request: Request) -> Response:
         return Response(200, self._pull(request)[1])
-
-    def _pull_commits(self, request: Request) -> Response:
-        repo, pull = self._pull(request)
-        return self._page(repo.commits.get(pull["number"], []), request)
 
     def _get_issue(self, request: Request) -> Response:
         repo, number = self._repo(request), int(request.params["number"])

@@ -23,7 +23,6 @@ class RepoData:
     pulls: dict[int, dict[str, Any]]
     issues: dict[int, dict[str, Any]]
     comments: dict[int, list[dict[str, Any]]]
-    commits: dict[int, list[dict[str, Any]]]
     closing_issues: dict[int, list[int | dict[str, Any]]]
 
 
@@ -38,7 +37,6 @@ def index_fixtures(fixtures: Mapping[str, Any]) -> dict[str, RepoData]:
             pulls={int(p["number"]): p for p in entry.get("pulls", ())},
             issues={int(i["number"]): i for i in entry.get("issues", ())},
             comments=_by_number(entry.get("comments")),
-            commits=_by_number(entry.get("commits")),
             closing_issues=_by_number(entry.get("closing_issues")),
         )
     return store
