@@ -91,10 +91,14 @@ def _tuples(table: dict) -> dict:
     return {key: tuple(value) if isinstance(value, list) else value for key, value in table.items()}
 
 
-def _pull(text: str) -> Pull:
-    table = _tuples(tomllib.loads(text))
+def _pull(item: Traversable) -> Pull:
+    """One ``pulls/NN.toml``; a key the dataclasses do not know is an error naming the file."""
+    table = _tuples(tomllib.loads(item.read_text("utf-8")))
     issue = table.pop("issue", None)
-    return Pull(**table, issue=Issue(**_tuples(issue)) if issue else None)
+    try:
+        return Pull(**table, issue=Issue(**_tuples(issue)) if issue else None)
+    except TypeError as error:
+        raise ValueError(f"recipes/demo/data/pulls/{item.name}: {error}") from error
 
 
 def copy_tree(source: Traversable, target: Path) -> None:
@@ -113,7 +117,7 @@ HISTORY: tuple[Commit, ...] = tuple(
 )
 PULLS: tuple[Pull, ...] = tuple(
     sorted(
-        (_pull(item.read_text("utf-8")) for item in (DATA / "pulls").iterdir()),
+        (_pull(item) for item in (DATA / "pulls").iterdir() if item.name.endswith(".toml")),
         key=lambda pull: pull.number,
     )
 )
