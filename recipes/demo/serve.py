@@ -29,7 +29,7 @@ def serve_while(fixtures: Path, command: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("fixtures", type=Path, help="fixture JSON (recipes/demo/github_replay)")
+    parser.add_argument("fixtures", type=Path, help="fixture JSON (github_objects.make_fixtures)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ARGS...")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command

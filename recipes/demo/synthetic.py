@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.core.gitutil import git_env
-from recipes.demo.github_replay import make_comment, make_fixtures, make_issue, make_pull
+from recipes.demo.github_objects import make_comment, make_fixtures, make_issue, make_pull
 
 __all__ = ["KINDS", "SyntheticWorld", "build_world", "expected_outcome"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -12,8 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 
+from builder.core.records import DropReason
+from recipes.demo.cases import PULLS
 from recipes.demo.generate import DEMO_REPO, EXPECTED, VERSION, DemoPaths
+from recipes.demo.github_demo import GITHUB_EXPECTED
 from recipes.demo.make import generate_demo
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -83,6 +88,37 @@ def checkout(demo: DemoPaths, tmp_path: Path):
     return make
 
 
+SHOWN = {
+    "MALFORMED_RECORD", "NOT_MERGED", "NO_TEST_CHANGE", "NO_PYTHON_CODE_CHANGE", "NO_LINKED_ISSUE",
+    "EMPTY_PROBLEM_STATEMENT", "TEST_PATCH_DOES_NOT_APPLY", "GOLDEN_PATCH_DOES_NOT_APPLY",
+    "NO_TEST_FILES", "TIMEOUT", "NO_FAIL_TO_PASS", "PASS_TO_FAIL",
+}  # fmt: skip
+"""The drop reasons the demo is there to show, at least one pull request each."""
+
+
+def test_the_demo_shows_every_stage_and_drop_reason_it_is_for() -> None:
+    outcomes = set(EXPECTED.values()) | set(GITHUB_EXPECTED.values())
+    assert outcomes - {"kept"} == SHOWN
+    assert all(reason in DropReason.__members__ for reason in SHOWN)
+    assert "kept" in EXPECTED.values() and "kept" in GITHUB_EXPECTED.values()
+    assert any(pull.expected == "out_of_range" for pull in PULLS)  # the recipe's date window
+    assert [pull.number for pull in PULLS] == sorted({pull.number for pull in PULLS})
+
+
+def test_every_data_file_ships_in_the_wheel() -> None:
+    """pyproject's package-data globs (as setuptools expands them) cover recipes/demo/data."""
+    recipes = PROJECT_ROOT / "recipes"
+    with open(PROJECT_ROOT / "pyproject.toml", "rb") as handle:
+        patterns = tomllib.load(handle)["tool"]["setuptools"]["package-data"]["recipes"]
+    shipped = {
+        path
+        for pattern in patterns
+        for path in glob.glob(pattern, root_dir=recipes, recursive=True)
+    }
+    tracked = _git(PROJECT_ROOT, "ls-files", "recipes/demo/data").stdout.split()
+    assert tracked and {str(Path(path).relative_to("recipes")) for path in tracked} <= shipped
+
+
 def _history(repo: Path) -> list[str]:
     return _git(repo, "log", "--format=%H", "main").stdout.split()
 
@@ -120,7 +156,7 @@ def test_repository_is_a_clean_linear_main(demo: DemoPaths) -> None:
     assert len(_git(demo.repo, "worktree", "list").stdout.splitlines()) == 1
     assert _git(demo.repo, "rev-list", "--merges", "main").stdout == ""
     files = _git(demo.repo, "ls-files").stdout.split()
-    assert {"pyproject.toml", "README.md", "calc/stats.py", "docs/usage.md"} <= set(files)
+    assert {"pyproject.toml", "README.md", "calc/stats.py", "tests/test_stats.py"} <= set(files)
 
 
 def test_records_are_swe_bench_shaped(demo: DemoPaths, records: dict[str, dict]) -> None:

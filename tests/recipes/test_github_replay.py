@@ -1,4 +1,4 @@
-"""Tests for recipes/demo/github_replay.py, driven by raw HTTP and by the real PyGithub client."""
+"""Tests for the GitHub replay server and its fixture objects: raw HTTP and the real PyGithub."""
 
 from __future__ import annotations
 
@@ -17,19 +17,15 @@ import pytest
 import requests
 from github import Auth, GithubException, GithubRetry
 
-from recipes.demo.github_replay import (
+from recipes.demo.github_objects import (
     CANONICAL_API_URL,
-    FAULT_KINDS,
-    Call,
-    FiredFault,
-    ReplayServer,
     load_fixtures,
     make_comment,
-    make_commit,
     make_fixtures,
     make_issue,
     make_pull,
 )
+from recipes.demo.github_replay import FAULT_KINDS, Call, FiredFault, ReplayServer
 
 REPO = "octo-org/octo-repo"
 N_PULLS = 250
@@ -73,7 +69,6 @@ def _fixtures() -> dict[str, Any]:
         )
         for i in range(1, N_COMMENTS + 1)
     ]
-    commits = [make_commit(REPO, f"{i}" * 40, message=f"step {i}") for i in range(1, 4)]
     return make_fixtures(
         REPO,
         pulls=pulls,
@@ -82,7 +77,6 @@ def _fixtures() -> dict[str, Any]:
             make_issue(REPO, 1001, title="Closed one", closed_at="2024-01-09T00:00:00Z"),
         ],
         comments={1000: comments, 7: [make_comment(REPO, 7, 9001, body="LGTM")]},
-        commits={7: commits},
         closing_issues={7: [1000, {"number": 5, "repository": "other/elsewhere"}]},
     )
 
@@ -214,14 +208,6 @@ def test_fetch_pull(server: ReplayServer) -> None:
     assert pull.url == f"{server.url}/repos/{REPO}/pulls/7"  # API URLs point at the server
 
 
-def test_fetch_pull_commits(server: ReplayServer) -> None:
-    commits = list(_client(server).get_repo(REPO).get_pull(7).get_commits())
-    assert [c.sha for c in commits] == ["1" * 40, "2" * 40, "3" * 40]
-    assert [c.commit.message for c in commits] == ["step 1", "step 2", "step 3"]
-    assert commits[0].commit.author.name == "octocat"
-    assert _raw(server, f"/repos/{REPO}/pulls/9999/commits").status == 404
-
-
 def test_fetch_issue_and_pull_as_issue(server: ReplayServer) -> None:
     repo = _client(server).get_repo(REPO)
     issue = repo.get_issue(1000)
@@ -313,8 +299,8 @@ def test_link_headers_on_first_last_and_only_pages(server: ReplayServer) -> None
     beyond = _raw(server, f"/repos/{REPO}/pulls?state=all&per_page=100&page=9")
     assert beyond.json() == []
     assert "page=3" in _links(beyond.headers["Link"])["prev"]
-    only = _raw(server, f"/repos/{REPO}/pulls/7/commits")
-    assert len(only.json()) == 3
+    only = _raw(server, f"/repos/{REPO}/issues/7/comments")
+    assert len(only.json()) == 1
     assert "Link" not in only.headers
 
 
