@@ -8,7 +8,7 @@ import os
 import sys
 from types import ModuleType
 
-from builder.cli import build, collect, config, demo, diff, images, publish
+from builder.cli import build, collect, config, demo, diff, doctor, images, publish
 from builder.core import __version__
 from builder.core.config import ConfigError
 from builder.release.publish import PublishError
@@ -21,6 +21,7 @@ COMMANDS: dict[str, ModuleType] = {
     "diff": diff,
     "publish": publish,
     "images": images,
+    "doctor": doctor,
 }
 """Each command module has ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``."""
 
