@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -114,6 +115,16 @@ class BuildResult:
     funnel: list[StageStats]
 
 
+def _split_lines(split_rows: dict[str, int]) -> list[str]:
+    """``config/split: rows`` of the splits with rows; the empty ones counted per config."""
+    lines = [f"  {split}: {rows}" for split, rows in split_rows.items() if rows]
+    empty = collections.Counter(name.split("/")[0] for name, rows in split_rows.items() if not rows)
+    if empty:
+        counts = ", ".join(f"{config} {count}" for config, count in empty.items())
+        lines.append(f"  empty splits (no file; listed in the card): {counts}")
+    return lines
+
+
 def _nothing_kept(
     config: Config, rejected: RejectedLog, funnel: list[StageStats], echo: Callable[[str], None]
 ) -> BuildResult:
@@ -189,8 +200,8 @@ def build(
         echo(f"dataset: {len(instances)} instances in {out}, unchanged")
     else:
         echo(f"dataset: {len(instances)} instances written to {out}")
-    for split, rows in release.split_rows.items():
-        echo(f"  {split}: {rows}")
+    for line in _split_lines(release.split_rows):
+        echo(line)
     target = publish_target(config)
     if target is not None:
         try:
