@@ -26,6 +26,7 @@ _LOCAL_SOURCE_SUFFIXES = (".jsonl", ".json", ".parquet")
 
 def _collect_github(config, store, rejected, progress, echo):
     """The collect stage (recipes/github): its stats and the candidates it kept."""
+    from recipes.github.client import GitHubUnavailable
     from recipes.github.collect import collect_for_config
     from recipes.recipe import RecipeError
 
@@ -34,6 +35,11 @@ def _collect_github(config, store, rejected, progress, echo):
             run = collect_for_config(config, store, rejected, echo=bar.echo, progress=bar)
         except RecipeError as error:
             raise ConfigError(str(error)) from error
+        except GitHubUnavailable as error:
+            raise ConfigError(
+                f"GitHub at {config.source.base_url} unavailable: {error}; PRs judged so far are "
+                "stored, a rerun continues from them"
+            ) from error
     return run.stats, run.candidates
 
 

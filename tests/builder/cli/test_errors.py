@@ -129,3 +129,19 @@ def test_config_piped_into_head_prints_its_first_line(tmp_path) -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
     assert completed.stdout == "{\n" and completed.stderr == ""
+
+
+def test_github_unavailable_during_a_build(tmp_path, monkeypatch, capsys) -> None:
+    import recipes.github.collect
+    from recipes.github.client import GitHubUnavailable
+
+    def unavailable(*args, **kwargs):
+        raise GitHubUnavailable("pulls: gave up after 8 attempts: ConnectionError")
+
+    monkeypatch.setattr(recipes.github.collect, "collect_for_config", unavailable)
+    argv = ["build", "--work-dir", str(tmp_path / "w"), "--output-dir", str(tmp_path / "o")]
+    argv += ["--set", "source.kind=github", "--set", "source.base_url=http://127.0.0.1:9"]
+    argv += ["--no-progress"]
+    assert main(argv) == EXIT_USAGE
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith("swt-builder build: GitHub at http://127.0.0.1:9 unavailable: pulls:")
