@@ -265,7 +265,8 @@ def collect(
     seen: set[str] = set()
     for recipe in recipes:
         before = client.total_calls
-        state = RepoState.load(state_dir, recipe.repo, client.base_url)
+        # the listing state, like the results, belongs to the GitHub, not to the URL's port
+        state = RepoState.load(state_dir, recipe.repo, github_instance(client.base_url))
         listing = list_pulls(client, recipe, state)
         listings[recipe.repo] = listing
         stage = CollectStage(recipe, client, cache)

@@ -60,4 +60,5 @@ def test_a_rerun_against_a_new_loopback_port_computes_nothing(tmp_path) -> None:
     assert len(ports) == 2, "the two runs were served on the same port: nothing was tested"
     assert "0 already in the store" in printed[0]
     assert "13 PRs in range" in printed[1] and "13 already in the store" in printed[1]
+    assert "incremental listing" in printed[1] and "GitHub API calls: 1" in printed[1]
     assert sorted(ResultStore(work / "store").keys("collect")) == stored
