@@ -2,35 +2,81 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
-
-from tqdm import tqdm
 
 from builder.core.config import Config, ConfigError, ValidationConfig
 from builder.core.executor import Executor
 from builder.core.pipeline import RejectedLog, StageStats, funnel_lines, run_stage
 from builder.core.records import write_jsonl
 from builder.core.store import ResultStore
-from builder.release.publish import publish_release, publish_target
+from builder.progress import Progress
+from builder.release.publish import PublishError, publish_release, publish_target
 from builder.release.write import write_config_json, write_release
 from recipes.swe_bench import STAGE as SOURCE_STAGE
-from recipes.swe_bench import swe_bench_candidates
+from recipes.swe_bench import SourceError, swe_bench_candidates
+from validation.environments.docker_engine import DockerUnavailable
+from validation.runs.backends.docker import DockerBackend
 from validation.stage import ValidateStage
+
+_LOCAL_SOURCE_SUFFIXES = (".jsonl", ".json", ".parquet")
 
 
 def _collect_github(config, store, rejected, progress, echo):
     """The collect stage (recipes/github): its stats and the candidates it kept."""
+    from recipes.github.client import GitHubUnavailable
     from recipes.github.collect import collect_for_config
     from recipes.recipe import RecipeError
 
-    with tqdm(desc="collect", unit="PR", disable=not progress) as bar:
+    with Progress("collect", "PR", enabled=progress, echo=echo) as bar:
         try:
-            run = collect_for_config(config, store, rejected, echo=echo, progress=bar)
+            run = collect_for_config(config, store, rejected, echo=bar.echo, progress=bar)
         except RecipeError as error:
             raise ConfigError(str(error)) from error
+        except GitHubUnavailable as error:
+            raise ConfigError(
+                f"GitHub at {config.source.base_url} unavailable: {error}; PRs judged so far are "
+                "stored, a rerun continues from them"
+            ) from error
     return run.stats, run.candidates
+
+
+def _read_source(config, rejected, echo):
+    """The SWE-bench-format source: its stats and candidates; ConfigError when unreadable."""
+    location = config.source.path
+    path = Path(location)
+    local = path.suffix in _LOCAL_SOURCE_SUFFIXES or path.is_absolute() or location.startswith(".")
+    if local and not path.exists():
+        raise ConfigError(f"source.path: no such file or directory: {location}")
+    stats = StageStats(SOURCE_STAGE)
+    candidates = []
+    try:
+        for raw, outcome in swe_bench_candidates(location, config.source.split):
+            stats.count(outcome, cached=False)
+            if outcome.verdict.kept:
+                candidates.append(outcome.output)
+            else:
+                rejected.add(raw, outcome.verdict)
+    except SourceError as error:
+        raise ConfigError(f"source.path: {error}") from error
+    echo(f"source: {len(candidates)} candidates from {location}")
+    return stats, candidates
+
+
+def _check_backend(stage: ValidateStage, config: Config) -> None:
+    """A Docker backend whose daemon does not answer fails here, once, not per candidate."""
+    if not isinstance(stage.backend, DockerBackend):
+        return
+    try:
+        stage.backend.client  # noqa: B018  (connects and pings)
+    except DockerUnavailable as error:
+        chosen = config.validation.backend
+        raise ConfigError(
+            f"validation.backend = {chosen!r}: {error}; start Docker (or set DOCKER_HOST), "
+            "or use validation.backend = 'local'"
+        ) from error
 
 
 def recipe_spec_files(recipes: Iterable[Path | str]) -> list[str]:
@@ -75,10 +121,44 @@ class BuildResult:
     funnel: list[StageStats]
 
 
+def _split_lines(split_rows: dict[str, int]) -> list[str]:
+    """``config/split: rows`` of the splits with rows; the empty ones counted per config."""
+    lines = [f"  {split}: {rows}" for split, rows in split_rows.items() if rows]
+    empty = collections.Counter(name.split("/")[0] for name, rows in split_rows.items() if not rows)
+    if empty:
+        counts = ", ".join(f"{config} {count}" for config, count in empty.items())
+        lines.append(f"  empty splits (no file; listed in the card): {counts}")
+    return lines
+
+
+def _nothing_kept(
+    config: Config, rejected: RejectedLog, funnel: list[StageStats], echo: Callable[[str], None]
+) -> BuildResult:
+    """No release: the funnel, the drops in the work dir, and one line that says so."""
+    evidence = config.work_dir / "rejected"
+    rejected.write(evidence, [stats.stage for stats in funnel])
+    echo("drop funnel:")
+    for line in funnel_lines(funnel):
+        echo("  " + line)
+    earlier = " (the release there is from an earlier build)" if config.dataset_dir.exists() else ""
+    echo(
+        f"no instance was kept: no release written to {config.dataset_dir}{earlier}, nothing "
+        f"published; why each candidate was dropped: {evidence}/ (one JSONL per stage)"
+    )
+    return BuildResult(config.dataset_dir, 0, funnel)
+
+
 def build(
     config: Config, progress: bool = True, echo: Callable[[str], None] = print
 ) -> BuildResult:
-    """Run source → validate → export; finished per-record work is reused from the store."""
+    """Run source → validate → export; finished per-record work is reused from the store.
+
+    A build that keeps no instance writes no release (``datasets`` cannot load a split of
+    0 rows, and a dir holding only drop files would load them as the data): the dataset dir is
+    neither created nor touched (an earlier release there stays as it was), nothing is
+    published, the drop evidence goes to ``<work_dir>/rejected/<stage>.jsonl`` and a line
+    says so; the result has ``instances`` 0 (the CLI then exits 1).
+    """
     if config.source.kind == "swe-bench" and not config.source.path:
         raise ConfigError("no source: set source.path (a SWE-bench-format JSONL/parquet/dataset)")
     store = ResultStore(config.work_dir / "store")
@@ -87,25 +167,16 @@ def build(
     if config.source.kind == "github":  # collect from GitHub PRs by the recipes
         source_stats, candidates = _collect_github(config, store, rejected, progress, echo)
     else:
-        source_stats = StageStats(SOURCE_STAGE)
-        candidates = []
-        for raw, outcome in swe_bench_candidates(config.source.path, config.source.split):
-            source_stats.count(outcome, cached=False)
-            if outcome.verdict.kept:
-                candidates.append(outcome.output)
-            else:
-                rejected.add(raw, outcome.verdict)
-        echo(f"source: {len(candidates)} candidates from {config.source.path}")
+        source_stats, candidates = _read_source(config, rejected, echo)
 
     settings = _validation_settings(config)
     stage = ValidateStage(settings, config.work_dir, config.repos, config.docker)
+    _check_backend(stage, config)
     chosen = " (auto)" if config.validation.backend == "auto" else ""
     echo(f"validate: {stage.backend.name} backend{chosen}")
     validate_stats = StageStats(stage.name)
     executor = Executor(config.executor, config.effective_jobs, config.executor_scheduler)
-    with tqdm(
-        desc="validate", unit="candidate", disable=not progress, total=len(candidates)
-    ) as bar:
+    with Progress("validate", "candidate", enabled=progress, echo=echo) as bar:
         instances = list(
             run_stage(
                 stage,
@@ -122,6 +193,8 @@ def build(
 
     funnel = [source_stats, validate_stats]
     out = config.dataset_dir
+    if not instances:
+        return _nothing_kept(config, rejected, funnel, echo)
     write_jsonl(out / "instances.jsonl", sorted(instances, key=lambda i: i.instance_id))
     rejected.write(out / "rejected", [stats.stage for stats in funnel])
     write_config_json(config, out)
@@ -129,10 +202,18 @@ def build(
     echo("drop funnel:")
     for line in funnel_lines(funnel):
         echo("  " + line)
-    echo(f"dataset: {len(instances)} instances written to {out}")
-    for split, rows in release.split_rows.items():
-        echo(f"  {split}: {rows}")
+    if release.plan is None:
+        echo(f"dataset: {len(instances)} instances in {out}, unchanged")
+    else:
+        echo(f"dataset: {len(instances)} instances written to {out}")
+    for line in _split_lines(release.split_rows):
+        echo(line)
     target = publish_target(config)
     if target is not None:
-        echo(publish_release(out, target).summary())
+        try:
+            echo(publish_release(out, target).summary())
+        except PublishError as error:
+            raise PublishError(
+                f"the dataset was written to {out}, but publishing it failed: {error}"
+            ) from error
     return BuildResult(out, len(instances), funnel)

@@ -45,6 +45,12 @@ STAGE = "validate"
 GRADING_VERSION = 3
 """Bump when how runs are graded or measured changes: it is part of every result key."""
 
+_LOCATION_SETTINGS = {
+    "backend", "spec_dirs", "spec_files", "bundled_specs", "python_search_paths", "limits",
+    "env_dir",
+}  # fmt: skip
+"""``[validation]`` settings whose effect the stage fingerprint holds otherwise (see there)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class _Job:
@@ -109,8 +115,16 @@ class ValidateStage(Stage):
         return list(available()) if available else list(PYTHON_RELEASES)
 
     def fingerprint(self) -> Any:
+        """What every result depends on. Settings that only say where or how to find things are
+        left out for what they find: ``backend`` (``auto`` and the backend it chose give the same
+        results: the backend's own fingerprint is here), spec files and dirs (each repository's
+        spec is in its key, see ``EnvironmentResolver.spec_digest``), the interpreter search
+        paths (the Python versions found are here), local limits (in the local backend's
+        fingerprint) and where environments live."""
+        settings = self.settings.model_dump(mode="json", exclude=_LOCATION_SETTINGS)
         fingerprint = {
-            "validation": self.settings.model_dump(mode="json"),
+            "validation": settings,
+            "pythons": self._available_pythons(),
             "backend": self.backend.fingerprint(),
             "environments": self.environments.fingerprint(),
             "grading": GRADING_VERSION,

@@ -4,12 +4,14 @@ exit codes."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from types import ModuleType
 
-from builder.cli import build, collect, config, demo, diff, images, publish
+from builder.cli import build, collect, config, demo, diff, doctor, images, publish
 from builder.core import __version__
 from builder.core.config import ConfigError
+from builder.release.publish import PublishError
 
 COMMANDS: dict[str, ModuleType] = {
     "build": build,
@@ -19,6 +21,7 @@ COMMANDS: dict[str, ModuleType] = {
     "diff": diff,
     "publish": publish,
     "images": images,
+    "doctor": doctor,
 }
 """Each command module has ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``."""
 
@@ -35,13 +38,38 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+EXIT_USAGE = 2
+"""A user error: a setting, a missing file, a service that does not answer (one line says which)."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (128 + SIGINT); finished results are kept, every file is written whole or not at all."""
+EXIT_BROKEN_PIPE = 141
+"""The reader of stdout went away (``| head``): 128 + SIGPIPE, as the shell reports it."""
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; user errors, Ctrl-C and a closed stdout end in one line (or none), and
+    an exit code (``EXIT_*``), never in a traceback. Bugs still raise."""
     args = parser().parse_args(argv)
     try:
-        return COMMANDS[args.command].run(args)
-    except ConfigError as error:
+        code = COMMANDS[args.command].run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except (ConfigError, PublishError) as error:
         print(f"swt-builder {args.command}: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"swt-builder {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 __all__ = ["COMMANDS", "main", "parser"]

@@ -41,10 +41,9 @@ def _collect(
     progress: bool = False,
 ) -> int:
     """``swt-builder collect``: write the candidates as JSONL and the drops beside them."""
-    from tqdm import tqdm
-
     from builder.core.pipeline import funnel_lines
     from builder.core.records import write_jsonl
+    from builder.progress import Progress
 
     if recipe_files:
         files = [str(Path(f).resolve()) for f in recipe_files]
@@ -57,8 +56,8 @@ def _collect(
     store = ResultStore(config.work_dir / "store")
     rejected = RejectedLog()
     try:
-        with tqdm(desc="collect", unit="PR", disable=not progress) as bar:
-            run = collect_for_config(config, store, rejected, echo=echo, progress=bar)
+        with Progress("collect", "PR", enabled=progress, echo=echo) as bar:
+            run = collect_for_config(config, store, rejected, echo=bar.echo, progress=bar)
     except RecipeError as error:
         print(f"swt-builder collect: {error}", file=sys.stderr)
         return 2

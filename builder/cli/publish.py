@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from builder.cli import options
+from builder.core.config import ConfigError
 
 HELP = "upload a release to the Hub and tag it"
 
@@ -19,14 +19,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builder.release.publish import PublishError, publish_release, resolve_target
+    """Publish, or show what would change; PublishError (exit 2, one line) when refused or
+    when the Hub cannot be reached."""
+    from builder.release.manifest import MANIFEST
+    from builder.release.publish import publish_release, resolve_target
 
     config = options.load(args)
-    try:
-        target = resolve_target(config, args.repo_id)
-        outcome = publish_release(args.dataset_dir or config.dataset_dir, target, args.dry_run)
-    except PublishError as error:
-        print(f"swt-builder publish: {error}", file=sys.stderr)
-        return 2
+    target = resolve_target(config, args.repo_id)
+    dataset_dir = args.dataset_dir or config.dataset_dir
+    if not (dataset_dir / MANIFEST).is_file():
+        raise ConfigError(f"{dataset_dir} is not a release dir (no {MANIFEST}): build it first")
+    outcome = publish_release(dataset_dir, target, args.dry_run)
     print(outcome.summary())
     return 0

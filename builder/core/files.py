@@ -5,24 +5,44 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write a file so readers see either the old content or the whole new one, never a part."""
+    """Write a text file (UTF-8) atomically: see ``atomic_write_bytes``."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write a file so readers see either the old content or the whole new one, never a part.
+
+    The file gets the permissions of any new file (0666 less the umask), as the parquet files
+    beside it do: a temporary file from ``mkstemp`` would be 0600.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = _create_temporary(path)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _create_temporary(path: Path) -> tuple[int, str]:
+    """A new, exclusively created file beside ``path`` (the kernel applies the umask)."""
+    while True:
+        temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+            return os.open(temporary, flags, 0o666), str(temporary)
+        except FileExistsError:
+            continue
 
 
 def canonical_json(value: Any) -> str:

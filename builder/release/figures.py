@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +12,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from builder.core.files import atomic_write_bytes
 from builder.core.pipeline import StageStats
 from builder.core.records import Instance
 from builder.release.stats import issue_words
@@ -49,14 +48,6 @@ def _png(figure: Figure) -> bytes:
     # No "Software" (version) or date chunks: the bytes depend on the data and matplotlib only.
     figure.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(handle, "wb") as stream:
-        stream.write(data)
-    os.replace(temporary, path)
 
 
 def _empty(axes, text: str) -> None:
@@ -148,5 +139,5 @@ def write_figures(
         "funnel": funnel_figure(funnel),
     }
     for name, data in images.items():
-        _write(dataset_dir / FIGURES[name], data)
+        atomic_write_bytes(dataset_dir / FIGURES[name], data)
     return dict(FIGURES)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import importlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +52,42 @@ def resolve_target(config: Config, repo_id: str | None = None) -> PublishTarget:
     endpoint = os.environ.get("HF_ENDPOINT") or config.publish.endpoint or None
     token = os.environ.get("HF_TOKEN") or None
     return PublishTarget(repo, endpoint, config.publish.private, token)
+
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+
+_TRANSPORT_ERRORS = (("httpx2", "TransportError"), ("httpx", "TransportError"),
+                     ("requests", "ConnectionError"), ("requests", "Timeout"))  # fmt: skip
+"""The HTTP libraries huggingface_hub has used, and their "the server was not reached" errors."""
+
+
+def _unreachable_errors() -> tuple[type[Exception], ...]:
+    found = []
+    for module_name, name in _TRANSPORT_ERRORS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue  # not the library this huggingface_hub uses
+        found.append(getattr(module, name))
+    return tuple(found)
+
+
+@contextlib.contextmanager
+def _hub_errors(target: PublishTarget) -> Iterator[None]:
+    """The Hub not answering, or answering with an error, as one PublishError line."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    where = target.endpoint or DEFAULT_ENDPOINT
+    try:
+        yield
+    except _unreachable_errors() as error:
+        raise PublishError(
+            f"cannot reach the Hub at {where} ({type(error).__name__}: {error}); "
+            "check the network, HF_ENDPOINT or publish.endpoint"
+        ) from error
+    except HfHubHTTPError as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise PublishError(f"the Hub at {where} refused {target.repo_id}: {first}") from error
 
 
 def tag_name(version: str) -> str:
@@ -129,6 +168,21 @@ def _api(target: PublishTarget) -> HfApi:
     return HfApi(endpoint=target.endpoint, token=target.token or False)
 
 
+def _remote_state(
+    api: HfApi, target: PublishTarget, version: str
+) -> tuple[str, dict[str, str], bool]:
+    """The Hub's ``main`` revision, its files (path → sha) and whether the tag exists."""
+    remote: dict[str, str] = {}
+    revision = api.dataset_info(target.repo_id, revision="main").sha
+    for entry in api.list_repo_tree(
+        target.repo_id, repo_type="dataset", recursive=True, revision=revision
+    ):
+        if hasattr(entry, "blob_id"):
+            remote[entry.path] = entry.lfs.sha256 if entry.lfs else entry.blob_id
+    refs = api.list_repo_refs(target.repo_id, repo_type="dataset")
+    return revision, remote, any(ref.name == tag_name(version) for ref in refs.tags)
+
+
 def plan_publish(dataset_dir: Path, target: PublishTarget) -> PublishPlan:
     """Compare the release with the Hub's current ``main`` (read-only)."""
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
@@ -140,19 +194,13 @@ def plan_publish(dataset_dir: Path, target: PublishTarget) -> PublishPlan:
     remote: dict[str, str] = {}
     revision = None
     repo_exists, tag_exists = True, False
-    try:
-        revision = api.dataset_info(target.repo_id, revision="main").sha
-        for entry in api.list_repo_tree(
-            target.repo_id, repo_type="dataset", recursive=True, revision=revision
-        ):
-            if hasattr(entry, "blob_id"):
-                remote[entry.path] = entry.lfs.sha256 if entry.lfs else entry.blob_id
-        refs = api.list_repo_refs(target.repo_id, repo_type="dataset")
-        tag_exists = any(ref.name == tag_name(version) for ref in refs.tags)
-    except RepositoryNotFoundError:
-        repo_exists = False
-    except RevisionNotFoundError:
-        revision = None
+    with _hub_errors(target):
+        try:
+            revision, remote, tag_exists = _remote_state(api, target, version)
+        except RepositoryNotFoundError:
+            repo_exists = False
+        except RevisionNotFoundError:
+            revision = None
     add, update, unchanged = [], [], []
     for path, sha256 in sorted(files.items()):
         if path not in remote:
@@ -179,13 +227,23 @@ def plan_publish(dataset_dir: Path, target: PublishTarget) -> PublishPlan:
 def publish_release(
     dataset_dir: Path, target: PublishTarget, dry_run: bool = False
 ) -> PublishOutcome:
-    """Upload every changed file in one commit on ``main`` and tag it ``v<version>``."""
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+    """Upload every changed file in one commit on ``main`` and tag it ``v<version>``.
 
+    A release without instances is refused (a dry run still shows its plan).
+    """
     dataset_dir = Path(dataset_dir)
     plan = plan_publish(dataset_dir, target)
     if dry_run:
         return PublishOutcome(plan, None, True)
+    if not read_manifest(dataset_dir)["counts"]["instances"]:
+        raise PublishError(f"{dataset_dir} holds no instance: nothing to publish")
+    with _hub_errors(target):
+        return _upload(dataset_dir, target, plan)
+
+
+def _upload(dataset_dir: Path, target: PublishTarget, plan: PublishPlan) -> PublishOutcome:
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
     if not target.token:
         raise PublishError("HF_TOKEN is not set: publishing needs a write token in HF_TOKEN")
     if plan.tag_exists:

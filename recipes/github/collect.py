@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from builder.core.executor import Executor
 from builder.core.gitutil import GitError
@@ -29,10 +30,16 @@ from recipes.linking import closing_references
 from recipes.patch_split import SplitPatch, UnparsableDiff, split_patch
 from recipes.recipe import Recipe
 
-__all__ = ["STAGE", "SOURCE_NAME", "CollectRun", "CollectStage", "collect"]
+__all__ = ["STAGE", "SOURCE_NAME", "CollectRun", "CollectStage", "collect", "github_instance"]
 
 STAGE = "collect"
 SOURCE_NAME = "github"
+
+
+def github_instance(base_url: str) -> str:
+    """Which GitHub an API URL serves: ``github.com``, or the Enterprise server's host name."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    return "github.com" if host in ("", "api.github.com", "github.com") else host
 
 
 class CollectStage(Stage):
@@ -66,9 +73,16 @@ class CollectStage(Stage):
         self.closing.update(closing_issue_numbers_batch(self.client, self.recipe.repo, pending))
 
     def fingerprint(self) -> Any:
+        """The recipe, which GitHub the pull requests are on, and whether GraphQL is asked.
+
+        A PR is identified by its repository and number on one GitHub, so the API URL counts
+        only by its host: ``github.com`` for https://api.github.com, an Enterprise server by
+        its host name. Scheme, port and path are how it was reached, not what it holds (the
+        demo's loopback server gets a new port on every run).
+        """
         return {
             "recipe": self.recipe.fingerprint(),
-            "base_url": self.client.base_url,
+            "github": github_instance(self.client.base_url),
             "graphql": self.use_graphql,
         }
 
@@ -251,7 +265,8 @@ def collect(
     seen: set[str] = set()
     for recipe in recipes:
         before = client.total_calls
-        state = RepoState.load(state_dir, recipe.repo, client.base_url)
+        # the listing state, like the results, belongs to the GitHub, not to the URL's port
+        state = RepoState.load(state_dir, recipe.repo, github_instance(client.base_url))
         listing = list_pulls(client, recipe, state)
         listings[recipe.repo] = listing
         stage = CollectStage(recipe, client, cache)

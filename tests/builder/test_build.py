@@ -239,6 +239,7 @@ def test_noop_rebuild_rewrites_nothing(demo, built, tmp_path, capsys):
     stamps = {p: p.stat().st_mtime_ns for p in (out / "swt-demo").rglob("*.p*")}
     again = _build(demo, out, work, capsys=capsys)
     assert "release 0.1.0: up to date, nothing rewritten" in again
+    assert "written to" not in again and "instances in " in again
     assert {p: p.stat().st_mtime_ns for p in (out / "swt-demo").rglob("*.p*")} == stamps
 
 
@@ -295,3 +296,57 @@ def test_build_publishes_when_hf_repo_id_and_token_are_set(
         published = hub.files("swt/demo", "v0.1.0")
     del published[".gitattributes"]
     assert published == _release_files(tmp_path / "dist" / "swt-demo")
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_no_exported_row_holds_a_path_of_this_machine(built, tmp_path_factory):
+    """Every column of every row of every split and of instances.jsonl: no checkout, work,
+    temporary or home path (the same build elsewhere must give the same bytes)."""
+    dataset_dir, work = built
+    machine = {str(Path(__file__).resolve().parents[2]), str(tmp_path_factory.getbasetemp()),
+               str(work), str(Path.home())}  # fmt: skip
+    rows = [json.loads(line) for line in (dataset_dir / "instances.jsonl").read_text().splitlines()]
+    for parquet in sorted(dataset_dir.glob("data/*/*.parquet")):
+        rows += datasets.Dataset.from_parquet(str(parquet)).to_list()
+    assert rows
+    for row in rows:
+        metadata = row["run_metadata"]  # a JSON text in the parquet files
+        if isinstance(metadata, str):
+            row = {**row, "run_metadata": json.loads(metadata)}
+        for text in _strings(row):
+            assert not any(path in text for path in machine), (row["instance_id"], text)
+        assert row["run_metadata"]["environment_spec"] == "bundled:swt-demo__calc.toml"
+
+
+def test_a_failed_publish_says_the_dataset_was_written(demo, built, tmp_path, monkeypatch, capsys):
+    import socket
+
+    _, work = built
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)  # nothing listens there any more
+    monkeypatch.setenv("HF_TOKEN", "hf_build_token_0004")
+    monkeypatch.setenv("HF_REPO_ID", "swt/demo")
+    argv = ["build", "--config", str(demo / "swt-builder.toml"), "--output-dir",
+            str(tmp_path / "dist"), "--work-dir", str(work), *FAST,
+            "--set", f"source.base_url={demo.github_url}"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    dataset_dir = tmp_path / "dist" / "swt-demo"
+    assert err.startswith(
+        f"swt-builder build: the dataset was written to {dataset_dir}, but publishing it failed: "
+        f"cannot reach the Hub at {endpoint}"
+    )
+    assert (dataset_dir / "manifest.json").is_file()

@@ -28,7 +28,7 @@ class Resolution:
     version_source: str  # "record", or the rule kind that detected it
     detected_version: str | None
     environment_commit: str
-    spec_source: str  # the spec file, or "inferred"
+    spec_source: str  # the spec file's label (see ``spec_label``), or "inferred"
 
     def metadata(self) -> dict[str, str]:
         """What the instance's run_metadata records about its environment."""
@@ -132,6 +132,19 @@ BUNDLED_SPECS = Path(__file__).resolve().parents[2] / "recipes" / "environments"
 """The environment specs shipped with the toolkit (one TOML per repository)."""
 
 
+def spec_label(path: Path, spec_dirs: Iterable[Path] = ()) -> str:
+    """How outputs name a spec file, the same on every machine (never an absolute path):
+    ``bundled:<file>`` for the toolkit's own, the path relative to its spec dir for one found in
+    ``spec_dirs``, else the file's name."""
+    resolved = Path(path).resolve()
+    for directory, prefix in [(BUNDLED_SPECS, "bundled:"), *((Path(d), "") for d in spec_dirs)]:
+        try:
+            return prefix + resolved.relative_to(Path(directory).resolve()).as_posix()
+        except ValueError:
+            continue
+    return resolved.name
+
+
 class EnvironmentResolver:
     """Chooses each candidate's environment: its repository's spec file, else an inferred spec.
 
@@ -150,6 +163,7 @@ class EnvironmentResolver:
         self.library = SpecLibrary(
             [*directories, *(Path(d) for d in settings.spec_dirs)], settings.spec_files
         )
+        self.spec_dirs = [Path(d) for d in settings.spec_dirs]
         self.inferred_dir = Path(inferred_dir)
         self.available_pythons = available_pythons
         self._inferred: dict[tuple[str, str], RepoSpec] = {}
@@ -166,13 +180,19 @@ class EnvironmentResolver:
         }
 
     def spec_digest(self, repo: str) -> str:
-        """What of the spec files a result of ``repo`` depends on: its own spec, if any."""
-        return self.library.digest(repo)
+        """What of the spec files a result of ``repo`` depends on: its own spec, if any, and
+        the label its run metadata records."""
+        digest = self.library.digest(repo)
+        return f"{self._source(repo)}@{digest}" if digest else ""
+
+    def _source(self, repo: str) -> str:
+        path = self.library.files.get(repo)
+        return "" if path is None else spec_label(path, self.spec_dirs)
 
     def resolve(self, record: Candidate, mirror: Path) -> Resolution:
         """The candidate's environment; SpecError when its spec has no entry for its version."""
         repo_spec = self.library.get(record.repo)
-        source = str(self.library.files.get(record.repo, ""))
+        source = self._source(record.repo)
         if repo_spec is None:
             commit = record.environment_setup_commit or record.base_commit
             repo_spec = self._infer(record.repo, mirror, commit)

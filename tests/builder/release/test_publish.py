@@ -122,8 +122,9 @@ def test_refusals_missing_token_wrong_token_altered_release(hub, tmp_path, monke
     with pytest.raises(PublishError, match="HF_TOKEN is not set"):
         publish_release(config.dataset_dir, resolve_target(config, REPO))
     monkeypatch.setenv("HF_TOKEN", "hf_wrong")
-    with pytest.raises(HfHubHTTPError, match="401"):
+    with pytest.raises(PublishError, match="refused.*401") as refused:
         publish_release(config.dataset_dir, resolve_target(config, REPO))
+    assert isinstance(refused.value.__cause__, HfHubHTTPError)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     (config.dataset_dir / "README.md").write_text("edited by hand")
     with pytest.raises(PublishError, match="differs from its manifest"):
@@ -170,6 +171,7 @@ def test_a_change_on_the_hub_after_the_comparison_fails_the_commit(hub, tmp_path
     compared = plan_publish(second.dataset_dir, resolve_target(second, REPO))
     hub.repos[REPO].commit({**hub.files(REPO), "NOTES.md": b"pushed meanwhile"}, "someone else")
     monkeypatch.setattr(builder.release.publish, "plan_publish", lambda *args: compared)
-    with pytest.raises(HfHubHTTPError, match="412"):
+    with pytest.raises(PublishError, match="412") as refused:
         publish_release(second.dataset_dir, resolve_target(second, REPO))
+    assert isinstance(refused.value.__cause__, HfHubHTTPError)
     assert "NOTES.md" in hub.files(REPO) and "v0.2.0" not in hub.repos[REPO].tags
