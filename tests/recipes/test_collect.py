@@ -27,7 +27,7 @@ from recipes.github import collect as collect_module
 from recipes.github.client import GitHubClient, RetryPolicy
 from recipes.github.collect import CollectStage, collect
 from recipes.recipe import Recipe
-from tests.conftest import GIT_ENV, GitRepo
+from tests.support.git import GIT_ENV, GitRepo
 
 REPO = "octo-org/octo-repo"
 CODE = "def area(w, h):\n    return w * h\n"

@@ -6,9 +6,8 @@ from pathlib import Path
 import pytest
 
 from builder.core.records import DropReason
-from tests.conftest import GitRepo
-from tests.validation import test_stage as _stage
-from tests.validation.test_stage import ADD_TEST, CODE, FIXED, TESTS, runs_of
+from tests.support.git import GitRepo
+from tests.support.stage_fixtures import ADD_TEST, CODE, FIXED, TESTS, runs_of
 from validation.coverage import (
     Measured,
     change_coverage,
@@ -16,10 +15,6 @@ from validation.coverage import (
     patch_lines,
     rcfile,
 )
-
-backend = _stage.backend  # the shared fixtures
-make_case = _stage.make_case  # the shared fixtures
-work_dir = _stage.work_dir  # the shared fixtures
 
 # ---------------------------------------------------------------------------------------------
 # Units: which lines, numbered how, and the ΔC arithmetic.

@@ -10,12 +10,7 @@ import json
 import pytest
 
 from builder.core.records import DropReason
-from tests.validation import test_stage as _stage
-from tests.validation.test_stage import ADD_TEST, FIXED, runs_of
-
-backend = _stage.backend  # the shared fixtures
-make_case = _stage.make_case  # the shared fixtures
-work_dir = _stage.work_dir  # the shared fixtures
+from tests.support.stage_fixtures import ADD_TEST, FIXED, runs_of
 
 FLAKY = """
 

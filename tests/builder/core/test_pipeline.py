@@ -9,7 +9,7 @@ from builder.core.executor import Executor
 from builder.core.pipeline import Outcome, RejectedLog, Stage, StageStats, run_stage
 from builder.core.records import DropReason, Verdict
 from builder.core.store import ResultStore
-from tests.builder.core.test_records import _candidate
+from tests.support.records import candidate as _candidate
 
 
 class EvenKeeper(Stage):

@@ -9,7 +9,7 @@ import tomllib
 
 from builder.core.config import ValidationConfig
 from recipes.swe_bench import to_candidate
-from tests.conftest import swe_record
+from tests.support.records import swe_record
 from validation.environments.resolution import BUNDLED_SPECS, EnvironmentResolver, resolve
 from validation.environments.specs import (
     RepoSpec,

@@ -13,9 +13,10 @@ import pytest
 
 from builder.core.config import DockerConfig, ValidationConfig
 from recipes.swe_bench import to_candidate
-from tests.conftest import GitRepo, swe_record
 from tests.support import docker as docker_support
-from tests.validation.environments import test_metadata as metadata_fixture
+from tests.support import metadata_project as metadata_fixture
+from tests.support.git import GitRepo
+from tests.support.records import swe_record
 from validation.environments.docker_engine import KIND, SPEC_HASH, label_filter
 from validation.environments.docker_environments import build_script, image_hash
 from validation.environments.environment import EnvironmentSpec
