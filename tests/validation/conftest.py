@@ -3,7 +3,8 @@
 ``make_case`` builds a repo with ``pkg`` and its tests (tests/support/stage_fixtures.py), a
 candidate from the given patches, and runs the stage on it, once per backend of
 :data:`~tests.support.stage_fixtures.BACKENDS` (the ``backend`` fixture; a test parametrizes
-``backend`` itself to run on fewer). The Docker cases carry the ``docker`` marker.
+``backend`` itself to run on fewer). The Docker cases carry the ``docker`` marker and its
+longer time limit (tests/support/tiers.py).
 """
 
 import itertools
@@ -16,6 +17,7 @@ from tests.support import docker as docker_support
 from tests.support.git import GitRepo
 from tests.support.records import swe_record
 from tests.support.stage_fixtures import BACKENDS, CODE, TESTS
+from tests.support.tiers import DOCKER
 from validation.runs.runners import make_runner
 from validation.stage import ValidateStage
 
@@ -28,10 +30,7 @@ def work_dir(tmp_path_factory):
 
 
 @pytest.fixture(
-    params=[
-        pytest.param(name, marks=[pytest.mark.docker] if name == "docker" else [])
-        for name in BACKENDS
-    ]
+    params=[pytest.param(name, marks=DOCKER if name == "docker" else []) for name in BACKENDS]
 )
 def backend(request):
     if request.param == "docker":  # start the engine and build the base image (once)
