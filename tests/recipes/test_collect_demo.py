@@ -19,6 +19,8 @@ from recipes.demo.make import generate_demo
 from recipes.demo.serve import LOOPBACK_TOKEN
 from tests.support.git import GIT_ENV
 
+pytestmark = pytest.mark.slow  # the demo collected end to end from its loopback GitHub
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 COLLECT_DROPS = {
     "NOT_MERGED",

@@ -146,6 +146,7 @@ def _report(outcome) -> dict:
     return json.loads((Path(outcome.verdict.evidence["logs"]) / "coverage.json").read_text())
 
 
+@pytest.mark.slow
 def test_lines_reached_only_in_a_multiprocessing_worker_or_subprocess_count(make_case):
     fixed = WORKER_CODE.replace("x + x", "x * x").replace("return 41", "return 42")
     outcome = make_case(
@@ -172,6 +173,7 @@ def test_lines_reached_only_in_a_multiprocessing_worker_or_subprocess_count(make
     assert instance.run_metadata["coverage"] == "on"
 
 
+@pytest.mark.slow
 def test_golden_coverage_is_the_share_the_golden_tests_execute(make_case):
     """The test patch deletes the only test of triple(): its patch lines are executable
     (the existing tests run them) but the golden tests do not execute them."""
@@ -227,6 +229,7 @@ def test_docs_only_golden_patch_is_coverage_unmeasurable(make_case):
     assert "runs" not in evidence  # known from the patch alone: dropped before any test run
 
 
+@pytest.mark.slow
 def test_a_patch_line_inside_a_multi_line_statement_counts(make_case):
     """coverage reports a statement by its first line; the patch changes only its third."""
     code = "def pick(a, b):\n    return (\n        a\n        and b\n    )\n"
@@ -248,6 +251,7 @@ def test_a_patch_line_inside_a_multi_line_statement_counts(make_case):
     assert all("tests/test_pkg.py::test_pick" in names for names in contexts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local"])  # decided before any run: once is enough
 @pytest.mark.parametrize(
     "patch",
@@ -262,6 +266,7 @@ def test_a_broken_golden_patch_is_not_called_unmeasurable(make_case, backend, pa
     assert outcome.verdict.reason is DropReason.GOLDEN_PATCH_DOES_NOT_APPLY
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local"])  # the drop itself runs on every backend above
 def test_unexecuted_python_patch_is_coverage_unmeasurable(make_case, backend):
     """The F→P test passes for a reason the patched Python lines have nothing to do with."""
@@ -283,6 +288,7 @@ def test_unexecuted_python_patch_is_coverage_unmeasurable(make_case, backend):
     assert "no line of the golden patch is executed" in evidence["error"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local"])  # a control of the fixture: once is enough
 def test_without_following_children_the_worker_lines_are_lost(make_case, backend, monkeypatch):
     """The control of the worker/subprocess test: the same fixture under an rcfile following no
@@ -370,6 +376,7 @@ HIDE_TRACER = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("python", "contexts", "rearm"),
     [

@@ -31,6 +31,7 @@ def test_flaky():
 REPETITIONS = {"local": 3, "docker": 6}
 
 
+@pytest.mark.slow
 def test_a_truly_flaky_golden_test_drops_the_instance(make_case, backend):
     repetitions = REPETITIONS[backend]
     outcome = make_case(
@@ -48,6 +49,7 @@ def test_a_truly_flaky_golden_test_drops_the_instance(make_case, backend):
         assert verdicts == {"before": ["fail", "pass"], "after": ["fail", "pass"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local"])  # deterministic there; a coin flip in Docker
 def test_one_run_per_side_mistakes_flakiness_for_a_regression(make_case, backend):
     """The same fixture with repetitions=1: passing before, failing after, it looks P→F."""

@@ -19,6 +19,7 @@ from tests.support.stage_fixtures import ADD_TEST, CODE, FIXED, TESTS, runs_of
 from validation.stage import ValidateStage
 
 
+@pytest.mark.slow
 def test_kept_with_fail_to_pass_and_pass_to_pass(make_case):
     """The test patch adds test_add and deletes test_old, which the base commit has."""
     base = {
@@ -54,6 +55,7 @@ def test_kept_with_fail_to_pass_and_pass_to_pass(make_case):
     assert [r.exit_code for r in runs] == [1, 0, 0, 0]
 
 
+@pytest.mark.slow
 def test_import_error_before_the_fix_counts_as_failing(make_case):
     new_test = "from pkg import triple\n\n\ndef test_triple():\n    assert triple(1) == 3\n"
     outcome = make_case(
@@ -72,6 +74,7 @@ def test_import_error_before_the_fix_counts_as_failing(make_case):
 SAME = "import unittest\n\n\nclass SameTests(unittest.TestCase):\n    def test_it(self):\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runner", ["pytest", "unittest"])
 def test_same_named_tests_in_two_files_stay_apart(make_case, runner):
     base = {
@@ -99,6 +102,7 @@ def test_same_named_tests_in_two_files_stay_apart(make_case, runner):
     assert all(("unittest" in run.command) == (runner == "unittest") for run in runs_of(outcome))
 
 
+@pytest.mark.slow
 def test_no_fail_to_pass(make_case):
     outcome = make_case(
         {"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": CODE + "# no fix\n"}, repetitions=2
@@ -112,6 +116,7 @@ def test_no_fail_to_pass(make_case):
     assert all(json.loads(r.to_json())["suite"] == "golden" for r in runs)
 
 
+@pytest.mark.slow
 def test_pass_to_fail(make_case):
     broken = FIXED.replace("2 * x", "3 * x")
     outcome = make_case({"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": broken})
@@ -119,6 +124,7 @@ def test_pass_to_fail(make_case):
     assert outcome.verdict.evidence["tests"] == "tests/test_pkg.py::test_double"
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_run(make_case):
     hang = TESTS + "\n\ndef test_hang():\n    import time\n    time.sleep(600)\n"
     outcome = make_case(
@@ -138,12 +144,14 @@ def test_no_test_files(make_case):
     assert outcome.verdict.evidence["test_patch_files"] == "tests/data/x.json"
 
 
+@pytest.mark.slow
 def test_no_tests_collected(make_case):
     outcome = make_case({"tests/test_empty.py": "VALUE = 1\n"}, {"pkg/__init__.py": FIXED})
     assert outcome.verdict.reason is DropReason.NO_TESTS_COLLECTED
     assert outcome.verdict.evidence["log"].endswith("golden-after-0.log")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "field, reason",
     [
@@ -187,6 +195,7 @@ def _test_patch(repo):
     return repo.diff({"tests/test_a.py": "def test_a():\n    pass\n"})
 
 
+@pytest.mark.slow
 def test_environment_failure_is_a_drop_with_its_log(make_case, tmp_path):
     missing = (tmp_path / "no-such-project").as_uri()
     outcome = make_case(

@@ -46,7 +46,10 @@ def _run(stage, records, store, jobs=1, kind="threads"):
 RECORDS = [_candidate(instance_id=f"o__r-{n}", pull_number=n) for n in range(1, 9)]
 
 
-@pytest.mark.parametrize("jobs, kind", [(1, "threads"), (2, "threads"), (2, "processes")])
+@pytest.mark.parametrize(
+    "jobs, kind",
+    [(1, "threads"), (2, "threads"), pytest.param(2, "processes", marks=pytest.mark.slow)],
+)
 def test_keeps_order_drops_with_reason_and_reuses_store(tmp_path, jobs, kind):
     store = ResultStore(tmp_path / "store")
     stage = EvenKeeper()

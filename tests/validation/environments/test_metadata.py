@@ -40,6 +40,7 @@ def local(tmp_path_factory):
     return backend
 
 
+@pytest.mark.slow
 def test_local_runs_see_the_base_commits_version_and_the_installed_entry_points(local, tmp_path):
     repo, base, environment_commit = project(tmp_path, installed="1.4.2", base="1.4.1")
     spec = EnvironmentSpec(HERE, (), project=repo.path / ".git", project_commit=environment_commit)
@@ -57,6 +58,7 @@ def test_local_runs_see_the_base_commits_version_and_the_installed_entry_points(
     assert installed == "1.4.2"
 
 
+@pytest.mark.slow
 def test_no_shadow_when_versions_agree_or_the_base_commit_declares_none(local, tmp_path):
     repo, base, environment_commit = project(tmp_path, installed="3.0", base="3.0")
     spec = EnvironmentSpec(HERE, (), project=repo.path / ".git", project_commit=environment_commit)
@@ -69,6 +71,7 @@ def test_no_shadow_when_versions_agree_or_the_base_commit_declares_none(local, t
     assert probe(local, environment, repo, dynamic, tmp_path / "dynamic")[0] == "3.0"
 
 
+@pytest.mark.slow
 def test_a_version_computed_from_git_is_the_one_the_build_gives_the_base_commit(local, tmp_path):
     """pvlib-1719: setuptools_scm at the base commit (0.9.6.dev7+g…), 0.10.3 installed from the
     environment commit; its tests check the version (``fail_on_pvlib_version("0.10")``)."""

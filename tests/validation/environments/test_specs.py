@@ -187,6 +187,7 @@ def test_resolver_infers_and_writes_a_spec_when_none_exists(tmp_path, git_repo):
     assert written.repo == "acme/widgets" and "Review" in written.note
 
 
+@pytest.mark.slow
 def test_stage_chooses_the_spec_per_candidate_and_records_it(tmp_path, git_repo):
     from validation.stage import ValidateStage
 
