@@ -9,7 +9,7 @@ RECIPE ?=
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help build-dataset publish test lint docs clean
+.PHONY: help build-dataset publish test test-quick lint docs clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-15s %s\n", $$1, $$2}'
@@ -47,6 +47,10 @@ publish: $(STAMP) ## upload the built dataset to the Hub and tag it (HF_REPO_ID,
 
 test: $(STAMP) ## run the whole test suite (fails when no test ran)
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest ran no tests: that is a failure"; exit 1; fi; exit $$rc
+
+test-quick: $(STAMP) ## the quick tier: every test not marked slow or docker (no daemon needed)
+	@$(BIN)/python -m pytest -m "not slow and not docker" $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest ran no tests: that is a failure"; exit 1; fi; exit $$rc
 
 lint: $(STAMP) ## ruff over the code, tests and docs hooks

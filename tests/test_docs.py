@@ -14,7 +14,7 @@ from builder.cli import COMMANDS
 from builder.core.config import Config
 from builder.core.records import DropReason
 from recipes.recipe import Recipe
-from tests.test_layers import LAYERS
+from tests.support.layers import LAYERS
 from validation.environments.specs import Entry, RepoSpec, Settings
 
 ROOT = Path(__file__).resolve().parents[1]

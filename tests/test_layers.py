@@ -8,21 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.layers import LAYERS
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("builder", "recipes", "validation")
 DEMO_DATA = ROOT / "recipes" / "demo" / "data"
-
-LAYERS: dict[str, tuple[str, ...]] = {
-    # module prefix: the prefixes it may import (besides itself)
-    "builder.core": (),
-    "recipes": ("builder.core",),
-    "validation.environments": ("builder.core",),
-    "validation.runs": ("builder.core", "validation.environments"),
-    "validation": ("builder.core", "validation.environments", "validation.runs"),
-    "builder.release": ("builder.core",),
-    "builder": ("builder", "recipes", "validation"),
-}
-"""Most specific prefix first wins; ``validation`` stands for its modules outside the rooms."""
 
 
 def _module(path: Path) -> str:

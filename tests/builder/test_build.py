@@ -20,6 +20,9 @@ from recipes.demo.generate import EXPECTED
 from recipes.demo.github_demo import GITHUB_EXPECTED
 from recipes.demo.github_replay import ReplayServer
 from recipes.demo.serve import LOOPBACK_TOKEN
+from tests.support.tiers import END_TO_END
+
+pytestmark = END_TO_END
 
 OUTPUTS = (
     "data/full/test-00000-of-00001.parquet",

@@ -27,7 +27,7 @@ from recipes.github import collect as collect_module
 from recipes.github.client import GitHubClient, RetryPolicy
 from recipes.github.collect import CollectStage, collect
 from recipes.recipe import Recipe
-from tests.conftest import GIT_ENV, GitRepo
+from tests.support.git import GIT_ENV, GitRepo
 
 REPO = "octo-org/octo-repo"
 CODE = "def area(w, h):\n    return w * h\n"
@@ -335,6 +335,7 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory):
     return build_world(tmp_path_factory.mktemp("synthetic"), 60)
 
 
+@pytest.mark.slow
 def test_crashed_collect_resumes_without_redoing_finished_prs(synthetic, tmp_path, monkeypatch):
     from recipes.demo.synthetic import expected_outcome
 
@@ -378,6 +379,7 @@ def test_crashed_collect_resumes_without_redoing_finished_prs(synthetic, tmp_pat
     assert kept == {synthetic.instance_id(i) for i in range(60) if expected_outcome(i) == "kept"}
 
 
+@pytest.mark.slow
 def test_ten_percent_faults_give_exactly_the_fault_free_candidates(synthetic, tmp_path) -> None:
     repos = {synthetic.repo: str(synthetic.mirror)}
 
@@ -400,6 +402,7 @@ def test_ten_percent_faults_give_exactly_the_fault_free_candidates(synthetic, tm
     assert len(clean.candidates) == sum(1 for i in range(60) if i % 20 not in range(12, 19))
 
 
+@pytest.mark.slow
 def test_tokens_are_never_printed_logged_or_stored(
     synthetic, tmp_path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -17,7 +17,9 @@ from recipes.demo.github_demo import GITHUB_EXPECTED, RECIPE
 from recipes.demo.github_replay import ReplayServer
 from recipes.demo.make import generate_demo
 from recipes.demo.serve import LOOPBACK_TOKEN
-from tests.conftest import GIT_ENV
+from tests.support.git import GIT_ENV
+
+pytestmark = pytest.mark.slow  # the demo collected end to end from its loopback GitHub
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 COLLECT_DROPS = {

@@ -123,6 +123,7 @@ def _history(repo: Path) -> list[str]:
     return _git(repo, "log", "--format=%H", "main").stdout.split()
 
 
+@pytest.mark.slow
 def test_generation_is_deterministic_and_idempotent(tmp_path: Path) -> None:
     first = generate_demo(tmp_path / "a")
     second = generate_demo(tmp_path / "b")
@@ -135,6 +136,7 @@ def test_generation_is_deterministic_and_idempotent(tmp_path: Path) -> None:
     assert _history(again.repo) == _history(second.repo)
 
 
+@pytest.mark.slow
 def test_command_line_generates_the_demo(tmp_path: Path, demo: DemoPaths) -> None:
     out = tmp_path / "cli"
     subprocess.run(
@@ -269,6 +271,7 @@ def _outcome(before: dict[str, str] | None, after: dict[str, str] | None) -> str
     return "kept"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "iid",
     [

@@ -152,6 +152,7 @@ def test_graphql_goes_through_the_same_policy() -> None:
         assert client.calls == {"graphql": 2} and client.retries == {"graphql": 1}
 
 
+@pytest.mark.slow
 def test_tokens_never_printed_logged_or_in_repr(
     capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:

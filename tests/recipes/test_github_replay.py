@@ -348,6 +348,7 @@ def test_tokens_have_separate_budgets_and_are_recorded(server: ReplayServer) -> 
     assert "token-a" not in repr(server.requests) and "token-a" not in repr(server)
 
 
+@pytest.mark.slow
 def test_spent_budget_gives_primary_rate_limit_until_reset() -> None:
     with ReplayServer(FIXTURES, rate_limit=2, rate_limit_window=1) as replay:
         assert [_raw(replay, f"/repos/{REPO}").status for _ in range(3)] == [200, 200, 403]
@@ -529,6 +530,7 @@ def _get_repo_name(replay: ReplayServer, **settings: Any) -> tuple[str, float]:
     return name, time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_pygithub_default_retry_waits_out_a_primary_rate_limit() -> None:
     with ReplayServer(FIXTURES, faults={1: "rate_limit"}) as replay:
         name, elapsed = _get_repo_name(replay)
@@ -537,6 +539,7 @@ def test_pygithub_default_retry_waits_out_a_primary_rate_limit() -> None:
         assert [r.status for r in replay.requests] == [403, 200]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", [403, 429])
 def test_pygithub_default_retry_honours_retry_after(status: int) -> None:
     with ReplayServer(FIXTURES, faults={1: "secondary"}, secondary_status=status) as replay:
@@ -596,6 +599,7 @@ def test_pygithub_exhausted_retries_raise_requests_errors(
         assert len(replay.calls) == 3
 
 
+@pytest.mark.slow
 def test_pygithub_exhausted_429_retries_raise_github_exception() -> None:
     faults = dict.fromkeys(range(1, 10), "secondary")
     with ReplayServer(FIXTURES, faults=faults, secondary_status=429) as replay:
@@ -612,6 +616,7 @@ def test_pygithub_max_rate_limit_wait_refuses_long_primary_waits() -> None:
             _get_repo_name(replay, retry=GithubRetry(max_rate_limit_wait=5))
 
 
+@pytest.mark.slow
 def test_pygithub_retry_after_ignores_max_rate_limit_wait() -> None:
     # Surprising but true in the installed PyGithub: with Retry-After present, urllib3
     # sleeps for it and max_rate_limit_wait is never consulted.

@@ -7,7 +7,7 @@ import pytest
 
 from builder.core.records import DropReason
 from recipes.swe_bench import SourceError, swe_bench_candidates, to_candidate
-from tests.conftest import swe_record, write_records
+from tests.support.records import swe_record, write_records
 
 SHA = "b" * 40
 

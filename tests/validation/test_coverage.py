@@ -11,10 +11,9 @@ import pytest
 import validation.coverage
 from builder.core.config import ValidationConfig
 from builder.core.records import DropReason
-from tests.conftest import GitRepo
-from tests.validation import test_stage as _stage
-from tests.validation.environments.test_runtime import copied
-from tests.validation.test_stage import ADD_TEST, CODE, FIXED, TESTS, runs_of
+from tests.support.git import GitRepo
+from tests.support.runtime import copied
+from tests.support.stage_fixtures import ADD_TEST, CODE, FIXED, TESTS, runs_of
 from validation.coverage import (
     CONTEXT_ENV,
     CONTEXT_PLUGIN,
@@ -28,10 +27,6 @@ from validation.coverage import (
 )
 from validation.coverage import plugin as context_plugin
 from validation.stage import ValidateStage
-
-backend = _stage.backend  # the shared fixtures
-make_case = _stage.make_case  # the shared fixtures
-work_dir = _stage.work_dir  # the shared fixtures
 
 # ---------------------------------------------------------------------------------------------
 # Units: which lines, numbered how, and the ΔC arithmetic.
@@ -163,6 +158,7 @@ def _report(outcome) -> dict:
     return json.loads((Path(outcome.verdict.evidence["logs"]) / "coverage.json").read_text())
 
 
+@pytest.mark.slow
 def test_lines_reached_only_in_a_multiprocessing_worker_or_subprocess_count(make_case):
     fixed = WORKER_CODE.replace("x + x", "x * x").replace("return 41", "return 42")
     outcome = make_case(
@@ -189,6 +185,7 @@ def test_lines_reached_only_in_a_multiprocessing_worker_or_subprocess_count(make
     assert instance.run_metadata["coverage"] == "on"
 
 
+@pytest.mark.slow
 def test_golden_coverage_is_the_share_the_golden_tests_execute(make_case):
     """The test patch deletes the only test of triple(): its patch lines are executable
     (the existing tests run them) but the golden tests do not execute them."""
@@ -244,6 +241,7 @@ def test_docs_only_golden_patch_is_coverage_unmeasurable(make_case):
     assert "runs" not in evidence  # known from the patch alone: dropped before any test run
 
 
+@pytest.mark.slow
 def test_a_patch_line_inside_a_multi_line_statement_counts(make_case):
     """coverage reports a statement by its first line; the patch changes only its third."""
     code = "def pick(a, b):\n    return (\n        a\n        and b\n    )\n"
@@ -265,6 +263,7 @@ def test_a_patch_line_inside_a_multi_line_statement_counts(make_case):
     assert all("tests/test_pkg.py::test_pick" in names for names in contexts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local"])  # decided before any run: once is enough
 @pytest.mark.parametrize(
     "patch",
@@ -279,6 +278,7 @@ def test_a_broken_golden_patch_is_not_called_unmeasurable(make_case, backend, pa
     assert outcome.verdict.reason is DropReason.GOLDEN_PATCH_DOES_NOT_APPLY
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local"])  # the drop itself runs on every backend above
 def test_unexecuted_python_patch_is_coverage_unmeasurable(make_case, backend):
     """The F→P test passes for a reason the patched Python lines have nothing to do with."""
@@ -300,6 +300,7 @@ def test_unexecuted_python_patch_is_coverage_unmeasurable(make_case, backend):
     assert "no line of the golden patch is executed" in evidence["error"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local"])  # a control of the fixture: once is enough
 def test_without_following_children_the_worker_lines_are_lost(make_case, backend, monkeypatch):
     """The control of the worker/subprocess test: the same fixture under an rcfile following no
@@ -386,6 +387,7 @@ HIDE_TRACER = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("python", "contexts", "rearm"),
     [

@@ -10,12 +10,7 @@ import json
 import pytest
 
 from builder.core.records import DropReason
-from tests.validation import test_stage as _stage
-from tests.validation.test_stage import ADD_TEST, FIXED, runs_of
-
-backend = _stage.backend  # the shared fixtures
-make_case = _stage.make_case  # the shared fixtures
-work_dir = _stage.work_dir  # the shared fixtures
+from tests.support.stage_fixtures import ADD_TEST, FIXED, runs_of
 
 FLAKY = """
 
@@ -36,6 +31,7 @@ def test_flaky():
 REPETITIONS = {"local": 3, "docker": 6}
 
 
+@pytest.mark.slow
 def test_a_truly_flaky_golden_test_drops_the_instance(make_case, backend):
     repetitions = REPETITIONS[backend]
     outcome = make_case(
@@ -53,6 +49,7 @@ def test_a_truly_flaky_golden_test_drops_the_instance(make_case, backend):
         assert verdicts == {"before": ["fail", "pass"], "after": ["fail", "pass"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local"])  # deterministic there; a coin flip in Docker
 def test_one_run_per_side_mistakes_flakiness_for_a_regression(make_case, backend):
     """The same fixture with repetitions=1: passing before, failing after, it looks P→F."""

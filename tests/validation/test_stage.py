@@ -1,96 +1,25 @@
 """The validation stage on real fixture repositories: the kept path and every drop reason.
 
-Every test that runs the stage is parametrized over :data:`BACKENDS` through the ``make_case``
-fixture; a backend joins by adding its name there. Repetitions and coverage are off here unless
-they are the subject (test_flaky.py and test_coverage.py exercise them).
+Every test that runs the stage is parametrized over :data:`BACKENDS` (tests/support/
+stage_fixtures.py) through the ``make_case`` fixture (tests/validation/conftest.py); a backend
+joins by adding its name there. Repetitions and coverage are off here unless they are the
+subject (test_flaky.py and test_coverage.py exercise them).
 """
 
-import itertools
 import json
-from pathlib import Path
 
 import pytest
 
 from builder.core.config import ValidationConfig
-from builder.core.records import DropReason, RunResult, read_jsonl
+from builder.core.records import DropReason
 from recipes.swe_bench import to_candidate
-from tests.conftest import GitRepo, swe_record
-from tests.support import docker as docker_support
-from validation.runs.runners import make_runner
+from tests.support.git import GitRepo
+from tests.support.records import swe_record
+from tests.support.stage_fixtures import ADD_TEST, CODE, FIXED, TESTS, runs_of
 from validation.stage import ValidateStage
 
-BACKENDS = ("local", "docker")
-"""The backends every drop reason is exercised on."""
 
-CODE = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return 2 * x\n"
-TESTS = "from pkg import add, double\n\n\ndef test_double():\n    assert double(2) == 4\n"
-_names = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def work_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("work")
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    if request.param == "docker":  # start the engine and build the base image (once)
-        docker_support.engine()
-        docker_support.base_image()
-    return request.param
-
-
-@pytest.fixture
-def make_case(tmp_path, work_dir, backend, monkeypatch):
-    """Build a repo with ``pkg`` + tests, a candidate from patches, and run the stage on it."""
-
-    def run(
-        test_files,
-        code_files,
-        *,
-        timeout_s=20.0,
-        packages=("pytest",),
-        base_files=None,
-        repetitions=1,
-        coverage=False,
-        runner=None,
-        patch=None,
-    ):
-        repo = GitRepo(tmp_path / f"repo{next(_names)}")
-        base = repo.commit(base_files or {"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS})
-        test_patch = repo.diff(test_files)
-        patch = patch if patch is not None else repo.diff(code_files)
-        name = f"fixture/repo{next(_names)}"
-        candidate = to_candidate(swe_record(name, 1, base, patch, test_patch))
-        settings = ValidationConfig(
-            backend=backend,
-            python=docker_support.PYTHON,
-            timeout_s=timeout_s,
-            packages=list(packages),
-            repetitions=repetitions,
-            coverage=coverage,
-        )
-        stage = ValidateStage(settings, work_dir, {name: str(repo.path)})
-        if runner is not None:  # as an environment spec naming this runner kind would
-
-            def chosen(kind, launcher=()):  # the case's runner kind replaces the spec's
-                return make_runner(runner, launcher)
-
-            monkeypatch.setattr("validation.stage.make_runner", chosen)
-        return stage.process(candidate)
-
-    return run
-
-
-def runs_of(outcome) -> list[RunResult]:
-    """Every run of a validation, from the runs.jsonl its verdict (kept or dropped) names."""
-    return list(read_jsonl(Path(outcome.verdict.evidence["runs"]), RunResult))
-
-
-ADD_TEST = TESTS + "\n\ndef test_add():\n    assert add(1, 2) == 3\n"
-FIXED = CODE.replace("a - b", "a + b")
-
-
+@pytest.mark.slow
 def test_kept_with_fail_to_pass_and_pass_to_pass(make_case):
     """The test patch adds test_add and deletes test_old, which the base commit has."""
     base = {
@@ -126,6 +55,7 @@ def test_kept_with_fail_to_pass_and_pass_to_pass(make_case):
     assert [r.exit_code for r in runs] == [1, 0, 0, 0]
 
 
+@pytest.mark.slow
 def test_import_error_before_the_fix_counts_as_failing(make_case):
     new_test = "from pkg import triple\n\n\ndef test_triple():\n    assert triple(1) == 3\n"
     outcome = make_case(
@@ -144,6 +74,7 @@ def test_import_error_before_the_fix_counts_as_failing(make_case):
 SAME = "import unittest\n\n\nclass SameTests(unittest.TestCase):\n    def test_it(self):\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runner", ["pytest", "unittest"])
 def test_same_named_tests_in_two_files_stay_apart(make_case, runner):
     base = {
@@ -171,6 +102,7 @@ def test_same_named_tests_in_two_files_stay_apart(make_case, runner):
     assert all(("unittest" in run.command) == (runner == "unittest") for run in runs_of(outcome))
 
 
+@pytest.mark.slow
 def test_no_fail_to_pass(make_case):
     outcome = make_case(
         {"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": CODE + "# no fix\n"}, repetitions=2
@@ -184,6 +116,7 @@ def test_no_fail_to_pass(make_case):
     assert all(json.loads(r.to_json())["suite"] == "golden" for r in runs)
 
 
+@pytest.mark.slow
 def test_pass_to_fail(make_case):
     broken = FIXED.replace("2 * x", "3 * x")
     outcome = make_case({"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": broken})
@@ -191,6 +124,7 @@ def test_pass_to_fail(make_case):
     assert outcome.verdict.evidence["tests"] == "tests/test_pkg.py::test_double"
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_run(make_case):
     hang = TESTS + "\n\ndef test_hang():\n    import time\n    time.sleep(600)\n"
     outcome = make_case(
@@ -210,12 +144,14 @@ def test_no_test_files(make_case):
     assert outcome.verdict.evidence["test_patch_files"] == "tests/data/x.json"
 
 
+@pytest.mark.slow
 def test_no_tests_collected(make_case):
     outcome = make_case({"tests/test_empty.py": "VALUE = 1\n"}, {"pkg/__init__.py": FIXED})
     assert outcome.verdict.reason is DropReason.NO_TESTS_COLLECTED
     assert outcome.verdict.evidence["log"].endswith("golden-after-0.log")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "field, reason",
     [
@@ -259,6 +195,7 @@ def _test_patch(repo):
     return repo.diff({"tests/test_a.py": "def test_a():\n    pass\n"})
 
 
+@pytest.mark.slow
 def test_environment_failure_is_a_drop_with_its_log(make_case, tmp_path):
     missing = (tmp_path / "no-such-project").as_uri()
     outcome = make_case(

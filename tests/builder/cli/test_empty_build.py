@@ -6,8 +6,8 @@ import json
 
 from builder.cli import main
 from builder.cli.build import EXIT_NO_INSTANCE
-from tests.builder.cli.test_errors import _closed_port_url
 from tests.support.instances import make_instance, make_release
+from tests.support.net import closed_port_url
 
 
 def _build(tmp_path, capsys) -> tuple[int, str, str]:
@@ -24,7 +24,7 @@ def _build(tmp_path, capsys) -> tuple[int, str, str]:
 def test_no_instance_kept_says_so_and_leaves_no_dir_to_misload(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HF_REPO_ID", "a/b")  # the build would publish, and the Hub is away
     monkeypatch.setenv("HF_TOKEN", "hf_unused")
-    monkeypatch.setenv("HF_ENDPOINT", _closed_port_url())
+    monkeypatch.setenv("HF_ENDPOINT", closed_port_url())
     code, out, err = _build(tmp_path, capsys)
     assert code == EXIT_NO_INSTANCE == 1
     evidence = tmp_path / "w" / "rejected"

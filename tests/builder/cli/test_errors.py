@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,16 +13,9 @@ import pytest
 
 from builder.cli import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, main
 from tests.support.instances import make_instance, make_release
+from tests.support.net import closed_port_url
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _closed_port_url() -> str:
-    """A loopback URL nothing listens on (the port was bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
 
 
 def _one_line(err: str) -> str:
@@ -35,7 +27,7 @@ def _one_line(err: str) -> str:
 
 def test_publish_dry_run_with_the_hub_unreachable(tmp_path, monkeypatch, capsys) -> None:
     config, _ = make_release(tmp_path / "out", [make_instance(1)])
-    endpoint = _closed_port_url()
+    endpoint = closed_port_url()
     monkeypatch.setenv("HF_ENDPOINT", endpoint)
     argv = ["publish", "--dataset-dir", str(config.dataset_dir), "--repo-id", "a/b", "--dry-run"]
     assert main(argv) == EXIT_USAGE

@@ -9,7 +9,7 @@ from builder.core.executor import Executor
 from builder.core.pipeline import Outcome, RejectedLog, Stage, StageStats, run_stage
 from builder.core.records import DropReason, Verdict
 from builder.core.store import ResultStore
-from tests.builder.core.test_records import _candidate
+from tests.support.records import candidate as _candidate
 
 
 class EvenKeeper(Stage):
@@ -46,7 +46,10 @@ def _run(stage, records, store, jobs=1, kind="threads"):
 RECORDS = [_candidate(instance_id=f"o__r-{n}", pull_number=n) for n in range(1, 9)]
 
 
-@pytest.mark.parametrize("jobs, kind", [(1, "threads"), (2, "threads"), (2, "processes")])
+@pytest.mark.parametrize(
+    "jobs, kind",
+    [(1, "threads"), (2, "threads"), pytest.param(2, "processes", marks=pytest.mark.slow)],
+)
 def test_keeps_order_drops_with_reason_and_reuses_store(tmp_path, jobs, kind):
     store = ResultStore(tmp_path / "store")
     stage = EvenKeeper()

@@ -17,18 +17,8 @@ from builder.core.records import (
     read_jsonl,
     write_jsonl,
 )
-
-SHA = "a" * 40
-
-
-def _candidate(**changes):
-    fields = dict(
-        instance_id="o__r-1", repo="o/r", base_commit=SHA, patch="p", test_patch="t",
-        problem_statement="issue", created_at="2024-01-01T00:00:00Z", source="test",
-        issue_numbers=(3, 4),
-    )  # fmt: skip
-    fields.update(changes)
-    return Candidate(**fields)
+from tests.support.records import SHA
+from tests.support.records import candidate as _candidate
 
 
 def _instance():

@@ -8,10 +8,13 @@ from docker.errors import ImageNotFound
 from builder.cli import main
 from builder.core.config import DockerConfig
 from tests.support import docker as docker_support
+from tests.support.tiers import DOCKER
 from validation.environments.docker_engine import KIND, PYTHON, SCHEMA, SUITE, labels
 from validation.environments.docker_environments import ENV_SCHEMA, DockerEnvironments
 from validation.environments.environment import EnvironmentSpec
 from validation.environments.images import BASE_SCHEMA, BaseImageError, build_base_image, prune
+
+pytestmark = DOCKER
 
 
 @pytest.fixture(scope="module")

@@ -174,6 +174,7 @@ def test_failed_build_raises_with_log_and_missing_python_is_named(tmp_path):
         environments.python(EnvironmentSpec(python=HERE, system_packages=("no-such-package-swt",)))
 
 
+@pytest.mark.slow
 def test_project_installed_from_the_environment_commit(tmp_path, git_repo):
     commit = git_repo.commit(
         {

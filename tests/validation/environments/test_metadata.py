@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from builder.core.config import ValidationConfig
-from tests.conftest import GitRepo
-from tests.validation.environments.test_runtime import copied
+from tests.support.git import GitRepo
+from tests.support.metadata_project import PYPROJECT, probe, project
+from tests.support.runtime import copied
 from validation.environments import metadata, metadata_shim
 from validation.environments.environment import EnvironmentSpec
 from validation.environments.interpreters import Interpreters
@@ -20,50 +21,6 @@ from validation.runs.backends.local import LocalBackend
 from validation.stage import ValidateStage
 
 HERE = f"{sys.version_info.major}.{sys.version_info.minor}"
-PYPROJECT = """\
-[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "fixture-pkg"
-version = "{version}"
-
-[project.entry-points."fixture.plugins"]
-core = "pkg:plugin"
-
-[tool.setuptools]
-packages = ["pkg"]
-"""
-PROBE = """\
-import importlib.metadata as md
-print(md.version("fixture-pkg"))
-print(sorted(ep.value for ep in md.entry_points(group="fixture.plugins")))
-import pkg
-print(pkg.__file__)
-"""
-
-
-def project(tmp_path: Path, installed: str, base: str) -> tuple[GitRepo, str, str]:
-    """A project whose environment commit declares ``installed`` and base commit ``base``."""
-    repo = GitRepo(tmp_path / "project")
-    base_commit = repo.commit(
-        {"pyproject.toml": PYPROJECT.format(version=base), "pkg/__init__.py": "plugin = 1\n"}
-    )
-    environment_commit = repo.commit(
-        {"pyproject.toml": PYPROJECT.format(version=installed), "CHANGES": f"{installed}\n"}
-    )
-    return repo, base_commit, environment_commit
-
-
-def probe(backend, environment, repo: GitRepo, commit: str, run_dir: Path) -> list[str]:
-    with backend.session(environment, repo.path / ".git", commit, run_dir) as session:
-        log = run_dir.parent / f"{run_dir.name}.log"
-        completed = session.run(["python", "-c", PROBE], log, 60)
-        assert completed.exit_code == 0, log.read_text()
-        return log.read_text().splitlines()
-
-
 SCM_PYPROJECT = (
     PYPROJECT.replace('version = "{version}"', 'dynamic = ["version"]')
     + "\n[tool.setuptools_scm]\n"
@@ -90,6 +47,7 @@ def local(tmp_path_factory):
     return backend
 
 
+@pytest.mark.slow
 def test_local_runs_see_the_base_commits_version_and_the_installed_entry_points(local, tmp_path):
     repo, base, environment_commit = project(tmp_path, installed="1.4.2", base="1.4.1")
     spec = EnvironmentSpec(HERE, (), project=repo.path / ".git", project_commit=environment_commit)
@@ -107,6 +65,7 @@ def test_local_runs_see_the_base_commits_version_and_the_installed_entry_points(
     assert installed == "1.4.2"
 
 
+@pytest.mark.slow
 def test_no_shadow_when_versions_agree_or_the_base_commit_declares_none(local, tmp_path):
     repo, base, environment_commit = project(tmp_path, installed="3.0", base="3.0")
     spec = EnvironmentSpec(HERE, (), project=repo.path / ".git", project_commit=environment_commit)
@@ -119,6 +78,7 @@ def test_no_shadow_when_versions_agree_or_the_base_commit_declares_none(local, t
     assert probe(local, environment, repo, dynamic, tmp_path / "dynamic")[0] == "3.0"
 
 
+@pytest.mark.slow
 def test_a_version_computed_from_git_is_the_one_the_build_gives_the_base_commit(local, tmp_path):
     """pvlib-1719: setuptools_scm at the base commit (0.9.6.dev7+g…), 0.10.3 installed from the
     environment commit; its tests check the version (``fail_on_pvlib_version("0.10")``)."""

@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-import itertools
 import subprocess
-from pathlib import Path
 
 import pytest
 
+from tests.support.runtime import copied
 from validation.coverage import RUNTIME
 from validation.environments.interpreters import Interpreters
 from validation.environments.metadata import SHIM
-from validation.environments.runtime import OLDEST_PYTHON, RuntimeFiles
-
-_packages = itertools.count()
-
-
-def copied(files: RuntimeFiles, tmp_path: Path, monkeypatch, append: str = "") -> RuntimeFiles:
-    """``files`` copied into a new importable package (``append`` added to every file)."""
-    name = f"_swt_runtime_copy{next(_packages)}"
-    package = tmp_path / name
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    for run_name, source in files.files:
-        (package / source).write_bytes(files.contents[run_name] + append.encode())
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return RuntimeFiles(name, files.files)
+from validation.environments.runtime import OLDEST_PYTHON
 
 
 @pytest.mark.parametrize("files", [RUNTIME, SHIM], ids=["coverage", "metadata"])

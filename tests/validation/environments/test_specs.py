@@ -9,7 +9,7 @@ import tomllib
 
 from builder.core.config import ValidationConfig
 from recipes.swe_bench import to_candidate
-from tests.conftest import swe_record
+from tests.support.records import swe_record
 from validation.environments.resolution import BUNDLED_SPECS, EnvironmentResolver, resolve
 from validation.environments.specs import (
     RepoSpec,
@@ -187,6 +187,7 @@ def test_resolver_infers_and_writes_a_spec_when_none_exists(tmp_path, git_repo):
     assert written.repo == "acme/widgets" and "Review" in written.note
 
 
+@pytest.mark.slow
 def test_stage_chooses_the_spec_per_candidate_and_records_it(tmp_path, git_repo):
     from validation.stage import ValidateStage
 

@@ -13,15 +13,19 @@ import pytest
 
 from builder.core.config import DockerConfig, ValidationConfig
 from recipes.swe_bench import to_candidate
-from tests.conftest import GitRepo, swe_record
 from tests.support import docker as docker_support
-from tests.validation.environments import test_metadata as metadata_fixture
+from tests.support import metadata_project as metadata_fixture
+from tests.support.git import GitRepo
+from tests.support.records import swe_record
+from tests.support.tiers import DOCKER
 from validation.environments.docker_engine import KIND, SPEC_HASH, label_filter
 from validation.environments.docker_environments import build_script, image_hash
 from validation.environments.environment import EnvironmentSpec
 from validation.runs.backends import make_backend
 from validation.runs.backends.docker import DockerBackend
 from validation.stage import ValidateStage
+
+pytestmark = DOCKER
 
 CODE = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return 2 * x\n"
 TESTS = "from pkg import add, double\n\n\ndef test_double():\n    assert double(2) == 4\n"

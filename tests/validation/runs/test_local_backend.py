@@ -59,6 +59,7 @@ def test_private_home_tmp_no_secrets_and_spec_variables(session, monkeypatch):
     assert token == "None" and variable == "from-spec"
 
 
+@pytest.mark.slow
 def test_file_size_memory_and_cpu_limits(session):
     run = session(Limits(cpu_s=1, memory_mb=1024, processes=512, file_size_mb=1))
     completed, log = _run(
@@ -135,6 +136,7 @@ def _alive(pid):
         return handle.read().split()[2] != "Z"
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_group_through_the_sandbox(session, tmp_path):
     pid_file = tmp_path / "grandchild.pid"
     completed, _ = _run(session(), GRANDCHILD, 3.0, str(pid_file))
@@ -146,6 +148,7 @@ def test_timeout_kills_the_group_through_the_sandbox(session, tmp_path):
     assert not _alive(grandchild)
 
 
+@pytest.mark.slow
 def test_session_from_backend_uses_worktree_and_configured_env_dir(tmp_path, git_repo):
     commit = git_repo.commit({"tests/test_a.py": "def test_a():\n    assert True\n"})
     backend = LocalBackend(tmp_path / "work")

@@ -7,6 +7,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from validation.runs.process import run_killable
 
 GRANDCHILD = textwrap.dedent(
@@ -30,6 +32,7 @@ def _alive(pid: int) -> bool:
         return handle.read().split()[2] != "Z"
 
 
+@pytest.mark.slow
 def test_timeout_kills_grandchild_that_ignores_sigterm(tmp_path):
     pid_file = tmp_path / "grandchild.pid"
     started = time.monotonic()
