@@ -78,6 +78,22 @@ def test_sympy_bin_test_log(sample):
     assert parsed.completed
 
 
+@pytest.mark.parametrize("sample", ["sympy-1.5-py38-padded.log", "sympy-1.12-py311-padded.log"])
+def test_sympy_summary_centred_between_equals_signs_completes_the_run(sample):
+    """A summary short enough for one line is centred with ``=`` padding
+    (``==== tests finished: 2 passed, 1 failed, in 0.12 seconds ====``); a wrapped one is not."""
+    parsed = sympy_parser.parse((SAMPLES / sample).read_text(), [])
+    path = "sympy/zzswt_c/tests/test_pad.py"
+    assert parsed.tests == {
+        f"{path}::test_ok": S.PASSED,
+        f"{path}::test_other": S.PASSED,
+        f"{path}::test_bad": S.FAILED,
+    }
+    assert parsed.completed
+    header = (SAMPLES / sample).read_text().split("tests finished", 1)[0]
+    assert not sympy_parser.parse(header, []).completed
+
+
 @pytest.mark.parametrize(
     "parser, sample",
     [

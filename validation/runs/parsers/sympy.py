@@ -15,7 +15,8 @@ from validation.runs.parsers import ParsedLog
 _FILE = re.compile(r"^(?P<path>\S+\.py)\[(?P<count>\d+|\?)\]\s*(?P<rest>.*)$")
 _TEST = re.compile(r"^(?P<name>test\w*) (?P<rest>.*)$")
 _TRAILER = re.compile(r"\s*\[(?:OK|FAIL)\]\s*$")
-_SUMMARY = re.compile(r"^\s*tests finished: ", re.MULTILINE)
+_SUMMARY = re.compile(r"^[\s=]*tests finished: ", re.MULTILINE)
+"""The summary line; one short enough for a line is centred between ``=`` signs."""
 
 _STATUS = {
     "ok": TestStatus.PASSED,
