@@ -9,12 +9,14 @@ from typing import Any, Literal
 import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from builder.core.errors import SwtError
+
 CONFIG_FILE = "swt-builder.toml"
 SECRET_VARIABLES = ("GITHUB_TOKEN", "GITHUB_TOKENS", "HF_TOKEN")
 """Secrets come from the environment only; no config field may hold them."""
 
 
-class ConfigError(ValueError):
+class ConfigError(SwtError, ValueError):
     """The configuration file or an override is invalid; the message says where and why."""
 
 

@@ -13,6 +13,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from builder.core.errors import SwtError
 from builder.core.files import atomic_write_text
 from validation.environments.versioning import DEFAULT_RULES, VersionRule
 
@@ -21,7 +22,7 @@ RUNNER_KINDS = ("pytest", "unittest", "django", "sympy")
 """Runner kinds a spec may name; the runner registry (validation/runners.py) executes them."""
 
 
-class SpecError(ValueError):
+class SpecError(SwtError, ValueError):
     """A spec file is invalid (the message names the file and the field) or matches nothing."""
 
 
