@@ -82,7 +82,7 @@ def resolve(
         or base_commit
     )
     date = commit_date(mirror, setup_commit)
-    python = settings.get("python")
+    python = settings.python
     if python is None:
         if requires_python is None:
             requires_python = requires_python_at(mirror, setup_commit)
@@ -96,22 +96,22 @@ def resolve(
             raise SpecError(
                 f"{repo_spec.repo}@{version}: no Python available for the era of {date:%Y-%m-%d}"
             )
-    dated = settings.get("dated", dated_default)
+    dated = dated_default if settings.dated is None else settings.dated
     spec = EnvironmentSpec(
         python=python,
-        packages=tuple(settings.get("packages", ())),
+        packages=tuple(settings.packages),
         project=Path(mirror),
         project_commit=setup_commit,
-        requirements=tuple(settings.get("requirements", ())),
-        extras=tuple(settings.get("extras", ())),
-        install=settings.get("install", "project"),
-        install_command=settings.get("install_command", ""),
-        pre_install=tuple(settings.get("pre_install", ())),
-        system_packages=tuple(settings.get("system_packages", ())),
+        requirements=tuple(settings.requirements),
+        extras=tuple(settings.extras),
+        install=settings.install,
+        install_command=settings.install_command,
+        pre_install=tuple(settings.pre_install),
+        system_packages=tuple(settings.system_packages),
         exclude_newer=_iso(date) if dated else "",
-        env=tuple(sorted(settings.get("env", {}).items())),
-        runner=settings.get("runner", "pytest"),
-        test_command=tuple(settings.get("test_command", ())),
+        env=tuple(sorted(settings.env.items())),
+        runner=settings.runner,
+        test_command=tuple(settings.test_command or ()),
         label=f"{repo_spec.repo}@{version}",
     )
     return Resolution(
