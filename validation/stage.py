@@ -37,7 +37,6 @@ from validation.environments.resolution import EnvironmentResolver, Resolution
 from validation.environments.specs import SpecError
 from validation.grading import Grade, grade, side_verdicts
 from validation.runs.backends import Session, make_backend
-from validation.runs.backends.local import Limits, LocalBackend
 from validation.runs.patches import NOT_RUNNABLE, PatchError, patch_size, runnable_test_files
 from validation.runs.runners import Runner, make_runner
 
@@ -92,13 +91,7 @@ class ValidateStage(Stage):
         self.settings = settings
         self.work_dir = Path(work_dir)
         self.repos = RepoCache(self.work_dir / "repos", repos)
-        self.backend = make_backend(settings.backend, self.work_dir, docker=docker)
-        if isinstance(self.backend, LocalBackend):
-            self.backend.configure(
-                env_dir=Path(settings.env_dir) if settings.env_dir else None,
-                python_search_paths=settings.python_search_paths,
-                limits=Limits(**settings.limits.model_dump()),
-            )
+        self.backend = make_backend(settings, self.work_dir, docker)
         self.environments = EnvironmentResolver(
             settings, self.work_dir / "specs-inferred", self._available_pythons
         )
