@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import tomli_w
 import tomllib
@@ -19,8 +19,10 @@ from builder.core.files import atomic_write_text
 from validation.environments.versioning import DEFAULT_RULES, VersionRule
 
 SPEC_SCHEMA_VERSION = 1
-RUNNER_KINDS = ("pytest", "unittest", "django", "sympy")
-"""Runner kinds a spec may name; the runner registry (validation/runners.py) executes them."""
+RunnerKind = Literal["pytest", "unittest", "django", "sympy"]
+"""The test runners a spec may name: the one list of their names. validation/runs/runners.py
+registers an implementation under each (tests/validation/runs/test_runners.py checks)."""
+RUNNER_KINDS: tuple[RunnerKind, ...] = get_args(RunnerKind)
 
 
 class SpecError(SwtError, ValueError):
@@ -48,7 +50,7 @@ class Settings(_Model):
     extras: list[str] = Field(default_factory=list)
     install: Literal["project", "none"] = "project"
     install_command: str = ""
-    runner: Literal["pytest", "unittest", "django", "sympy"] = "pytest"
+    runner: RunnerKind = "pytest"
     test_command: list[str] | None = Field(
         default=None,
         min_length=1,
