@@ -128,10 +128,6 @@ def _iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-BUNDLED_SPECS = Path(__file__).resolve().parents[2] / "recipes" / "environments"
-"""The environment specs shipped with the toolkit (one TOML per repository)."""
-
-
 class EnvironmentResolver:
     """Chooses each candidate's environment: its repository's spec file, else an inferred spec.
 
@@ -146,10 +142,9 @@ class EnvironmentResolver:
         available_pythons: Callable[[], Iterable[str]],
     ) -> None:
         self.settings = settings
-        directories = [BUNDLED_SPECS] if settings.bundled_specs and BUNDLED_SPECS.is_dir() else []
-        self.library = SpecLibrary(
-            [*directories, *(Path(d) for d in settings.spec_dirs)], settings.spec_files
-        )
+        bundled = settings.bundled_spec_path()
+        directories = [*([bundled] if bundled else []), *(Path(d) for d in settings.spec_dirs)]
+        self.library = SpecLibrary(directories, settings.spec_files)
         self.inferred_dir = Path(inferred_dir)
         self.available_pythons = available_pythons
         self._inferred: dict[tuple[str, str], RepoSpec] = {}

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from builder.core.config import ValidationConfig
+from builder.core.config import ValidationConfig, packaged_spec_dir
 from recipes.swe_bench import to_candidate
 from tests.conftest import swe_record
-from validation.environments.resolution import BUNDLED_SPECS, EnvironmentResolver, resolve
+from validation.environments.resolution import EnvironmentResolver, resolve
 from validation.environments.specs import (
     RepoSpec,
     Settings,
@@ -122,11 +122,26 @@ def test_no_entry_for_a_version(tmp_path):
 
 
 def test_bundled_specs_are_valid_and_named_after_their_repo():
-    library = SpecLibrary([BUNDLED_SPECS])
+    library = SpecLibrary([packaged_spec_dir()])
     assert {"marshmallow-code/marshmallow", "sqlfluff/sqlfluff", "pvlib/pvlib-python",
             "pyvista/pyvista", "swt-demo/calc"} <= set(library.specs)  # fmt: skip
     for repo, path in library.files.items():
         assert path.name == spec_file_name(repo)
+
+
+def test_the_resolver_reads_the_bundled_specs_the_settings_name(tmp_path):
+    packaged = EnvironmentResolver(ValidationConfig(), tmp_path / "inferred", list)
+    assert "swt-demo/calc" in packaged.library.specs
+    assert packaged.library.files["swt-demo/calc"].parent == packaged_spec_dir()
+    own = _write(tmp_path, SPEC)
+    settings = ValidationConfig(bundled_spec_dir=str(own))
+    resolver = EnvironmentResolver(settings, tmp_path / "inferred", list)
+    assert set(resolver.library.specs) == {"acme/widgets"}
+    off = ValidationConfig(bundled_spec_dir=str(own), bundled_specs=False)
+    assert EnvironmentResolver(off, tmp_path / "inferred", list).library.specs == {}
+    missing = ValidationConfig(bundled_spec_dir=str(tmp_path / "nowhere"))
+    with pytest.raises(SpecError, match="nowhere does not exist"):
+        EnvironmentResolver(missing, tmp_path / "inferred", list)
 
 
 def test_digest_follows_content_per_repository(tmp_path):
