@@ -386,23 +386,12 @@ class ValidateStage(Stage):
         }
         if change is not None:
             metadata["existing_coverage"] = str(change.existing)
-        return Instance(
-            instance_id=record.instance_id,
-            repo=record.repo,
-            base_commit=record.base_commit,
-            patch=record.patch,
-            test_patch=record.test_patch,
-            problem_statement=record.problem_statement,
-            hints_text=record.hints_text,
-            created_at=record.created_at,
+        return Instance.from_candidate(
+            record,
             version=resolution.version,
             environment_setup_commit=resolution.environment_commit,
             FAIL_TO_PASS=graded.fail_to_pass,
             PASS_TO_PASS=graded.pass_to_pass,
-            pull_number=record.pull_number,
-            issue_numbers=record.issue_numbers,
-            issue_created_at=record.issue_created_at,
-            merged_at=record.merged_at,
             golden_coverage=None if change is None else change.golden,
             stats=InstanceStats(
                 codebase_files=files,
