@@ -25,12 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from builder.core.config import packaged_spec_dir
 from builder.core.repos import worktree
 from recipes.demo.make import generate_demo
 from recipes.swe_bench import swe_bench_candidates
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments
 from validation.environments.interpreters import Interpreters
-from validation.environments.resolution import BUNDLED_SPECS, resolve
+from validation.environments.resolution import resolve
 from validation.environments.specs import SpecLibrary
 from validation.runs.backends.local import Limits, LocalBackend
 from validation.runs.patches import runnable_test_files
@@ -102,7 +103,7 @@ def run_overhead(case: Case, scratch: Path, repeats: int) -> dict[str, float]:
 def demo_case(scratch: Path) -> Case:
     paths = generate_demo(scratch / "demo")
     record = json.loads(paths.records.read_text().splitlines()[0])
-    spec = SpecLibrary([BUNDLED_SPECS]).get("swt-demo/calc")
+    spec = SpecLibrary([packaged_spec_dir()]).get("swt-demo/calc")
     resolution = resolve(
         spec, mirror=paths.repo, base_commit=record["base_commit"],
         available_pythons=Interpreters().available(),
@@ -119,7 +120,7 @@ def real_case(data: Path, repos_dir: Path, instance: str) -> Case:
         if candidate is None or (instance and candidate.instance_id != instance):
             continue
         mirror = find_mirror(repos_dir, candidate.repo)
-        spec = SpecLibrary([BUNDLED_SPECS]).get(candidate.repo)
+        spec = SpecLibrary([packaged_spec_dir()]).get(candidate.repo)
         if mirror is None or spec is None:
             continue
         resolution = resolve(

@@ -10,6 +10,8 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile
 
+from builder.core.errors import SwtError
+
 __all__ = [
     "DEFAULT_TEST_PATTERNS",
     "PathRules",
@@ -53,7 +55,7 @@ _GIT_ESCAPES = {
 }  # fmt: skip
 
 
-class UnparsableDiff(ValueError):
+class UnparsableDiff(SwtError, ValueError):
     """The text is not a git diff this module can split faithfully."""
 
 

@@ -9,12 +9,13 @@ from typing import Any
 import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from builder.core.errors import SwtError
 from recipes.patch_split import DEFAULT_TEST_PATTERNS, PathRules
 
 __all__ = ["Recipe", "RecipeError", "load_recipe"]
 
 
-class RecipeError(ValueError):
+class RecipeError(SwtError, ValueError):
     """A recipe file is missing, not TOML, or does not match the schema; says where and why."""
 
 

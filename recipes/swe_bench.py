@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from builder.core.errors import SwtError
 from builder.core.pipeline import Outcome
 from builder.core.records import Candidate, DropReason
 
@@ -22,7 +23,7 @@ _SAVED_MARKERS = ("dataset_dict.json", "state.json")
 """Files ``save_to_disk`` writes into a DatasetDict dir / a Dataset dir."""
 
 
-class SourceError(ValueError):
+class SourceError(SwtError, ValueError):
     """The source as a whole cannot be read (missing file, unknown dataset)."""
 
 

@@ -9,27 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.layers import LAYERS
+from tests.support.source import modules
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("builder", "recipes", "validation")
-DEMO_DATA = ROOT / "recipes" / "demo" / "data"
-
-
-def _module(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _modules() -> dict[str, Path]:
-    return {
-        _module(path): path
-        for package in PACKAGES
-        for path in sorted((ROOT / package).rglob("*.py"))
-        if DEMO_DATA not in path.parents  # the demo repository's files are data
-    }
-
-
-MODULES = _modules()
+MODULES = modules()
 
 
 def _imports(name: str, path: Path) -> set[str]:

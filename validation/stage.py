@@ -37,7 +37,6 @@ from validation.environments.resolution import EnvironmentResolver, Resolution
 from validation.environments.specs import SpecError
 from validation.grading import Grade, grade, side_verdicts
 from validation.runs.backends import Session, make_backend
-from validation.runs.backends.local import Limits, LocalBackend
 from validation.runs.patches import NOT_RUNNABLE, PatchError, patch_size, runnable_test_files
 from validation.runs.runners import Runner, make_runner
 
@@ -46,8 +45,8 @@ GRADING_VERSION = 3
 """Bump when how runs are graded or measured changes: it is part of every result key."""
 
 _LOCATION_SETTINGS = {
-    "backend", "spec_dirs", "spec_files", "bundled_specs", "python_search_paths", "limits",
-    "env_dir",
+    "backend", "spec_dirs", "spec_files", "bundled_specs", "bundled_spec_dir",
+    "python_search_paths", "limits", "env_dir",
 }  # fmt: skip
 """``[validation]`` settings whose effect the stage fingerprint holds otherwise (see there)."""
 
@@ -98,13 +97,7 @@ class ValidateStage(Stage):
         self.settings = settings
         self.work_dir = Path(work_dir)
         self.repos = RepoCache(self.work_dir / "repos", repos)
-        self.backend = make_backend(settings.backend, self.work_dir, docker=docker)
-        if isinstance(self.backend, LocalBackend):
-            self.backend.configure(
-                env_dir=Path(settings.env_dir) if settings.env_dir else None,
-                python_search_paths=settings.python_search_paths,
-                limits=Limits(**settings.limits.model_dump()),
-            )
+        self.backend = make_backend(settings, self.work_dir, docker)
         self.environments = EnvironmentResolver(
             settings, self.work_dir / "specs-inferred", self._available_pythons
         )
@@ -408,23 +401,12 @@ class ValidateStage(Stage):
         }
         if change is not None:
             metadata["existing_coverage"] = str(change.existing)
-        return Instance(
-            instance_id=record.instance_id,
-            repo=record.repo,
-            base_commit=record.base_commit,
-            patch=record.patch,
-            test_patch=record.test_patch,
-            problem_statement=record.problem_statement,
-            hints_text=record.hints_text,
-            created_at=record.created_at,
+        return Instance.from_candidate(
+            record,
             version=resolution.version,
             environment_setup_commit=resolution.environment_commit,
             FAIL_TO_PASS=graded.fail_to_pass,
             PASS_TO_PASS=graded.pass_to_pass,
-            pull_number=record.pull_number,
-            issue_numbers=record.issue_numbers,
-            issue_created_at=record.issue_created_at,
-            merged_at=record.merged_at,
             golden_coverage=None if change is None else change.golden,
             stats=InstanceStats(
                 codebase_files=files,

@@ -10,8 +10,7 @@ from types import ModuleType
 
 from builder.cli import build, collect, config, demo, diff, doctor, images, publish
 from builder.core import __version__
-from builder.core.config import ConfigError
-from builder.release.publish import PublishError
+from builder.core.errors import SwtError
 
 COMMANDS: dict[str, ModuleType] = {
     "build": build,
@@ -39,7 +38,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 EXIT_USAGE = 2
-"""A user error: a setting, a missing file, a service that does not answer (one line says which)."""
+"""A user error (any ``SwtError``): a setting, a missing file, a service that does not answer
+(one line says which)."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C (128 + SIGINT); finished results are kept, every file is written whole or not at all."""
 EXIT_BROKEN_PIPE = 141
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         code = COMMANDS[args.command].run(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
-    except (ConfigError, PublishError) as error:
+    except SwtError as error:  # raised on purpose, with a message for the user
         print(f"swt-builder {args.command}: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -9,12 +10,16 @@ from typing import Any, Literal
 import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from builder.core.errors import SwtError
+
 CONFIG_FILE = "swt-builder.toml"
 SECRET_VARIABLES = ("GITHUB_TOKEN", "GITHUB_TOKENS", "HF_TOKEN")
 """Secrets come from the environment only; no config field may hold them."""
+_SPEC_PACKAGE = "recipes"
+"""The package whose ``environments/`` data directory holds the bundled environment specs."""
 
 
-class ConfigError(ValueError):
+class ConfigError(SwtError, ValueError):
     """The configuration file or an override is invalid; the message says where and why."""
 
 
@@ -73,7 +78,11 @@ class ValidationConfig(_Section):
         default_factory=list,
         description="environment spec files; win over spec_dirs (a recipe's environment adds one)",
     )
-    bundled_specs: bool = Field(default=True, description="use recipes/environments/*.toml")
+    bundled_specs: bool = Field(default=True, description="use the specs in bundled_spec_dir")
+    bundled_spec_dir: str = Field(
+        default="",
+        description="the bundled environment specs; empty: recipes/environments as installed",
+    )
     dated: bool = Field(
         default=True, description="resolve what is not pinned as of the environment commit's date"
     )
@@ -85,6 +94,23 @@ class ValidationConfig(_Section):
     )
     env_dir: str = Field(default="", description="local environments; empty: work_dir/envs")
     limits: LimitsConfig = Field(default_factory=lambda: LimitsConfig())
+
+    def bundled_spec_path(self) -> Path | None:
+        """The directory of bundled specs; None when ``bundled_specs`` is off."""
+        if not self.bundled_specs:
+            return None
+        return Path(self.bundled_spec_dir) if self.bundled_spec_dir else packaged_spec_dir()
+
+
+def packaged_spec_dir() -> Path:
+    """``recipes/environments`` as installed with the toolkit (package data).
+
+    Found by the package's name, without importing it: the ground floor imports no package
+    above it, and none of recipes' code is needed to read its data files."""
+    found = importlib.util.find_spec(_SPEC_PACKAGE)
+    if found is None or not found.submodule_search_locations:
+        raise ConfigError(f"package {_SPEC_PACKAGE!r} is not installed: no bundled specs")
+    return Path(next(iter(found.submodule_search_locations))) / "environments"
 
 
 _LITE_PROBLEM_PATTERNS = {
@@ -260,6 +286,8 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
         validation["spec_files"] = [str((base / f).resolve()) for f in validation["spec_files"]]
     if validation.get("env_dir"):
         validation["env_dir"] = str((base / validation["env_dir"]).resolve())
+    if validation.get("bundled_spec_dir"):
+        validation["bundled_spec_dir"] = str((base / validation["bundled_spec_dir"]).resolve())
     for section, key in (("rolling", "cutoffs"), ("release", "previous")):
         value = data.get(section, {}).get(key)
         if value:

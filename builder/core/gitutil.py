@@ -6,8 +6,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from builder.core.errors import SwtError
 
-class GitError(RuntimeError):
+
+class GitError(SwtError, RuntimeError):
     """A git command failed; carries the command and its stderr."""
 
     def __init__(self, args: list[str], returncode: int, stderr: str) -> None:

@@ -112,8 +112,9 @@ class Record(BaseModel):
         return cls.model_validate_json(line)
 
 
-class Candidate(Record):
-    """A possible benchmark instance: an issue, the repo at the fix's base, golden patches."""
+class Problem(Record):
+    """The task as SWE-bench states it: the issue, the repository at the fix's base commit, the
+    golden patches; each field is a SWE-bench column of the same name, in its order."""
 
     instance_id: str = Field(min_length=1)
     repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
@@ -125,10 +126,32 @@ class Candidate(Record):
     created_at: str = Field(min_length=1)
     version: str = ""
     environment_setup_commit: str = ""
+
+
+class Provenance(Record):
+    """Where a problem came from on GitHub: its pull request, the issues it resolves, the merge."""
+
     pull_number: int | None = None
     issue_numbers: tuple[int, ...] = ()
     issue_created_at: tuple[str, ...] = ()
     merged_at: str | None = None
+
+
+class Labels(Record):
+    """The golden tests' labels validation found: SWE-bench's last two columns."""
+
+    FAIL_TO_PASS: tuple[str, ...]
+    PASS_TO_PASS: tuple[str, ...]
+
+
+# Fields serialize base by base from the last base listed to the first, then the class's own:
+# Candidate is Problem, Provenance, then its own; Instance is Problem, Labels, Provenance (the
+# SWE-bench columns first, in their order), then its own.
+
+
+class Candidate(Provenance, Problem):
+    """A possible benchmark instance: an issue, the repo at the fix's base, golden patches."""
+
     source: str = Field(min_length=1)
     reference_fail_to_pass: tuple[str, ...] | None = None
     reference_pass_to_pass: tuple[str, ...] | None = None
@@ -176,28 +199,19 @@ class InstanceStats(BaseModel):
     golden_test_lines_edited: int | None = None
 
 
-class Instance(Record):
+class Instance(Provenance, Labels, Problem):
     """A validated benchmark instance; exports SWE-bench columns first, SWT extras after."""
 
-    instance_id: str
-    repo: str
-    base_commit: str
-    patch: str
-    test_patch: str
-    problem_statement: str
-    hints_text: str
-    created_at: str
-    version: str
-    environment_setup_commit: str
-    FAIL_TO_PASS: tuple[str, ...]
-    PASS_TO_PASS: tuple[str, ...]
-    pull_number: int | None
-    issue_numbers: tuple[int, ...]
-    issue_created_at: tuple[str, ...]
-    merged_at: str | None
     golden_coverage: float | None = None
     stats: InstanceStats = Field(default_factory=InstanceStats)
     run_metadata: SortedDict[str] = Field(default_factory=dict)
+
+    @classmethod
+    def from_candidate(cls, candidate: Candidate, **validated: Any) -> Instance:
+        """The instance of ``candidate``: its problem and provenance, then what validation
+        found (``validated`` names Instance fields and wins, e.g. the detected ``version``)."""
+        shared = (set(Problem.model_fields) | set(Provenance.model_fields)) - {"schema_version"}
+        return cls(**{**candidate.model_dump(include=shared), **validated})
 
     def to_row(self) -> dict[str, Any]:
         """The exported row: SWE-bench columns (lists JSON-encoded), then our extras."""

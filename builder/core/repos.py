@@ -8,10 +8,11 @@ import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from builder.core.errors import SwtError
 from builder.core.gitutil import GitError, git
 
 
-class RepoUnavailable(RuntimeError):
+class RepoUnavailable(SwtError, RuntimeError):
     """The repository or the commit cannot be had (clone failed, commit unknown)."""
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from builder.core.config import Config
+from builder.core.errors import SwtError
 from builder.release.manifest import MANIFEST, hash_files, read_manifest
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ KEEP_REMOTE = frozenset({".gitattributes"})
 """Files the Hub creates itself; publishing never deletes them."""
 
 
-class PublishError(RuntimeError):
+class PublishError(SwtError, RuntimeError):
     """Publishing is refused: no token, a tag that exists, or a release dir that was altered."""
 
 

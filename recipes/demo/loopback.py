@@ -12,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from builder.core.errors import SwtError
+
 __all__ = ["LoopbackServer", "Refusal", "Request", "Response", "Route", "ServedRequest"]
 
 
@@ -45,7 +47,7 @@ class Response:
     fault: str | None = None
 
 
-class Refusal(Exception):
+class Refusal(SwtError):
     """Raised by a route handler to answer at once with ``response`` (a 401, a 404, ...)."""
 
     def __init__(self, response: Response) -> None:

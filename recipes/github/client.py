@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 import requests
 from github import Auth, Github, GithubException
 
+from builder.core.errors import SwtError
+
 __all__ = [
     "DEFAULT_BASE_URL",
     "GitHubClient",
@@ -35,7 +37,7 @@ _TRANSIENT_ERRORS = (
 )
 
 
-class GitHubUnavailable(RuntimeError):
+class GitHubUnavailable(SwtError, RuntimeError):
     """The API kept failing (5xx, dropped connections, rate limits) past the retry budget."""
 
 

@@ -37,3 +37,26 @@ def test_shortcuts_override_their_settings() -> None:
     args = parser().parse_args(["config", "--jobs", "3", "--work-dir", "w", "--set", "name=x"])
     config = options.load(args)
     assert (config.jobs, config.work_dir.name, config.name) == (3, "w", "x")
+
+
+def test_any_error_raised_on_purpose_is_one_line_and_exit_2(monkeypatch, capsys) -> None:
+    from builder.cli import config as config_command
+    from builder.core.gitutil import GitError
+
+    def fails(args):
+        raise GitError("git fetch failed: repository not found")
+
+    monkeypatch.setattr(config_command, "run", fails)
+    assert main(["config"]) == 2
+    assert capsys.readouterr().err == "swt-builder config: git fetch failed: repository not found\n"
+
+
+def test_a_bug_still_raises(monkeypatch) -> None:
+    from builder.cli import config as config_command
+
+    def bug(args):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(config_command, "run", bug)
+    with pytest.raises(KeyError):
+        main(["config"])

@@ -17,6 +17,7 @@ import requests
 from docker.errors import DockerException
 
 from builder.core import __version__
+from builder.core.errors import SwtError
 
 LABEL_PREFIX = "org.swt-builder."
 CREATED_BY = LABEL_PREFIX + "created-by"
@@ -35,7 +36,7 @@ _CONNECT_TIMEOUT_S = 300
 _SPOOL_BYTES = 64 * 2**20
 
 
-class DockerUnavailable(RuntimeError):
+class DockerUnavailable(SwtError, RuntimeError):
     """No Docker daemon answers (the docker backend was asked for explicitly)."""
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from builder.core.errors import SwtError
 from builder.core.files import atomic_write_text, canonical_json
 from builder.core.repos import file_lock, worktree
 from validation.environments.interpreters import Interpreters, find_uv
@@ -34,7 +35,7 @@ packages on the path) crashes the pytest of earlier eras (pytest 5: ``addini(typ
 _FAR_FUTURE = "2100-01-01T00:00:00Z"
 
 
-class EnvironmentBuildError(RuntimeError):
+class EnvironmentBuildError(SwtError, RuntimeError):
     """Building an environment failed; ``log_path`` holds the installer's output."""
 
     def __init__(self, message: str, log_path: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from docker.errors import APIError, ImageNotFound
 
 from builder.core.config import DockerConfig
+from builder.core.errors import SwtError
 from builder.core.repos import file_lock
 from validation.environments.docker_engine import (
     BASE_IMAGE,
@@ -42,7 +43,7 @@ ENV_REPOSITORY = "swt-env"
 _DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-class BaseImageError(RuntimeError):
+class BaseImageError(SwtError, RuntimeError):
     """A base image cannot be had (no suite for that Python, debootstrap or pull failed)."""
 
     def __init__(self, message: str, log_path: Path | None = None) -> None:

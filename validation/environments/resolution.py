@@ -82,7 +82,7 @@ def resolve(
         or base_commit
     )
     date = commit_date(mirror, setup_commit)
-    python = settings.get("python")
+    python = settings.python
     if python is None:
         if requires_python is None:
             requires_python = requires_python_at(mirror, setup_commit)
@@ -96,22 +96,22 @@ def resolve(
             raise SpecError(
                 f"{repo_spec.repo}@{version}: no Python available for the era of {date:%Y-%m-%d}"
             )
-    dated = settings.get("dated", dated_default)
+    dated = dated_default if settings.dated is None else settings.dated
     spec = EnvironmentSpec(
         python=python,
-        packages=tuple(settings.get("packages", ())),
+        packages=tuple(settings.packages),
         project=Path(mirror),
         project_commit=setup_commit,
-        requirements=tuple(settings.get("requirements", ())),
-        extras=tuple(settings.get("extras", ())),
-        install=settings.get("install", "project"),
-        install_command=settings.get("install_command", ""),
-        pre_install=tuple(settings.get("pre_install", ())),
-        system_packages=tuple(settings.get("system_packages", ())),
+        requirements=tuple(settings.requirements),
+        extras=tuple(settings.extras),
+        install=settings.install,
+        install_command=settings.install_command,
+        pre_install=tuple(settings.pre_install),
+        system_packages=tuple(settings.system_packages),
         exclude_newer=_iso(date) if dated else "",
-        env=tuple(sorted(settings.get("env", {}).items())),
-        runner=settings.get("runner", "pytest"),
-        test_command=tuple(settings.get("test_command", ())),
+        env=tuple(sorted(settings.env.items())),
+        runner=settings.runner,
+        test_command=tuple(settings.test_command or ()),
         label=f"{repo_spec.repo}@{version}",
     )
     return Resolution(
@@ -128,16 +128,13 @@ def _iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-BUNDLED_SPECS = Path(__file__).resolve().parents[2] / "recipes" / "environments"
-"""The environment specs shipped with the toolkit (one TOML per repository)."""
-
-
-def spec_label(path: Path, spec_dirs: Iterable[Path] = ()) -> str:
+def spec_label(path: Path, bundled: Path | None = None, spec_dirs: Iterable[Path] = ()) -> str:
     """How outputs name a spec file, the same on every machine (never an absolute path):
-    ``bundled:<file>`` for the toolkit's own, the path relative to its spec dir for one found in
-    ``spec_dirs``, else the file's name."""
+    ``bundled:<file>`` for one in the ``bundled`` directory, the path relative to its spec dir
+    for one found in ``spec_dirs``, else the file's name."""
     resolved = Path(path).resolve()
-    for directory, prefix in [(BUNDLED_SPECS, "bundled:"), *((Path(d), "") for d in spec_dirs)]:
+    roots = [*([(bundled, "bundled:")] if bundled else []), *((Path(d), "") for d in spec_dirs)]
+    for directory, prefix in roots:
         try:
             return prefix + resolved.relative_to(Path(directory).resolve()).as_posix()
         except ValueError:
@@ -159,10 +156,10 @@ class EnvironmentResolver:
         available_pythons: Callable[[], Iterable[str]],
     ) -> None:
         self.settings = settings
-        directories = [BUNDLED_SPECS] if settings.bundled_specs and BUNDLED_SPECS.is_dir() else []
-        self.library = SpecLibrary(
-            [*directories, *(Path(d) for d in settings.spec_dirs)], settings.spec_files
-        )
+        bundled = settings.bundled_spec_path()
+        directories = [*([bundled] if bundled else []), *(Path(d) for d in settings.spec_dirs)]
+        self.library = SpecLibrary(directories, settings.spec_files)
+        self.bundled = bundled
         self.spec_dirs = [Path(d) for d in settings.spec_dirs]
         self.inferred_dir = Path(inferred_dir)
         self.available_pythons = available_pythons
@@ -187,7 +184,7 @@ class EnvironmentResolver:
 
     def _source(self, repo: str) -> str:
         path = self.library.files.get(repo)
-        return "" if path is None else spec_label(path, self.spec_dirs)
+        return "" if path is None else spec_label(path, self.bundled, self.spec_dirs)
 
     def resolve(self, record: Candidate, mirror: Path) -> Resolution:
         """The candidate's environment; SpecError when its spec has no entry for its version."""

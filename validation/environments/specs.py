@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import tomli_w
 import tomllib
@@ -13,15 +14,18 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from builder.core.errors import SwtError
 from builder.core.files import atomic_write_text
 from validation.environments.versioning import DEFAULT_RULES, VersionRule
 
 SPEC_SCHEMA_VERSION = 1
-RUNNER_KINDS = ("pytest", "unittest", "django", "sympy")
-"""Runner kinds a spec may name; the runner registry (validation/runners.py) executes them."""
+RunnerKind = Literal["pytest", "unittest", "django", "sympy"]
+"""The test runners a spec may name: the one list of their names. validation/runs/runners.py
+registers an implementation under each (tests/validation/runs/test_runners.py checks)."""
+RUNNER_KINDS: tuple[RunnerKind, ...] = get_args(RunnerKind)
 
 
-class SpecError(ValueError):
+class SpecError(SwtError, ValueError):
     """A spec file is invalid (the message names the file and the field) or matches nothing."""
 
 
@@ -30,25 +34,34 @@ class _Model(BaseModel):
 
 
 class Settings(_Model):
-    """Fields an entry sets; unset (None) fields fall back to ``[defaults]``, then built-ins."""
+    """How one environment is built and its tests run: the defaults here, overlaid by a spec's
+    ``[defaults]``, then by the entry of the version (see ``RepoSpec.settings``).
 
-    python: str | None = Field(default=None, pattern=r"^3\.\d+(\.\d+)?$")
-    system_packages: list[str] | None = None
-    pre_install: list[str] | None = None
-    packages: list[str] | None = Field(default=None, description="requirement strings; == pins")
-    requirements: list[str] | None = Field(default=None, description="files at the env commit")
-    extras: list[str] | None = None
-    install: Literal["project", "none"] | None = None
-    install_command: str | None = None
-    runner: Literal["pytest", "unittest", "django", "sympy"] | None = None
+    A layer overrides only the fields it sets (pydantic's ``model_fields_set``), so setting a
+    field to its default value still overrides the layer below."""
+
+    python: str | None = Field(
+        default=None, pattern=r"^3\.\d+(\.\d+)?$", description="unset: the era's Python"
+    )
+    system_packages: list[str] = Field(default_factory=list)
+    pre_install: list[str] = Field(default_factory=list)
+    packages: list[str] = Field(default_factory=list, description="requirement strings; == pins")
+    requirements: list[str] = Field(default_factory=list, description="files at the env commit")
+    extras: list[str] = Field(default_factory=list)
+    install: Literal["project", "none"] = "project"
+    install_command: str = ""
+    runner: RunnerKind = "pytest"
     test_command: list[str] | None = Field(
         default=None,
         min_length=1,
         description="argv that starts the runner (replaces e.g. python -m pytest); the runner "
-        "appends its report options and the test files",
+        "appends its report options and the test files; unset: the runner's own",
     )
-    env: dict[str, str] | None = None
-    dated: bool | None = Field(default=None, description="resolve unpinned deps as of the date")
+    env: dict[str, str] = Field(default_factory=dict)
+    dated: bool | None = Field(
+        default=None,
+        description="resolve unpinned deps as of the date; unset: the configuration's `dated`",
+    )
 
     @field_validator("test_command")
     @classmethod
@@ -59,6 +72,14 @@ class Settings(_Model):
                 'e.g. ["python", "-m", "pytest"]'
             )
         return value
+
+    def given(self) -> dict[str, Any]:
+        """The settings this layer sets itself (what a spec file spells out)."""
+        return {
+            name: getattr(self, name)
+            for name in Settings.model_fields
+            if name in self.model_fields_set and getattr(self, name) is not None
+        }
 
 
 class Entry(Settings):
@@ -117,17 +138,25 @@ class RepoSpec(_Model):
         ranges = ", ".join(e.versions or "*" for e in self.environments)
         raise SpecError(f"{self.repo}: no environment entry for version {version} ({ranges})")
 
-    def settings(self, version: str) -> dict[str, Any]:
-        """The entry for ``version`` merged over the defaults (entry fields win)."""
-        merged = self.defaults.model_dump(exclude_none=True)
-        entry = self.entry(version).model_dump(exclude_none=True)
-        entry.pop("versions", None)
-        merged.update(entry)
-        return merged
+    def settings(self, version: str) -> Settings:
+        """The entry for ``version`` overlaid on the defaults (fields the entry sets win)."""
+        return Settings.model_validate({**self.defaults.given(), **self.entry(version).given()})
+
+    def file_data(self) -> dict[str, Any]:
+        """The spec as its file spells it: settings layers keep only the fields they set."""
+        data = self.model_dump(mode="json", exclude_none=True, exclude={"defaults", "environments"})
+        data["defaults"] = _layer_data(self.defaults)
+        data["environments"] = [
+            {**_layer_data(entry), "versions": entry.versions} for entry in self.environments
+        ]
+        return data
 
     def to_toml(self) -> str:
-        data = self.model_dump(mode="json", exclude_none=True)
-        return tomli_w.dumps(data)
+        return tomli_w.dumps(self.file_data())
+
+
+def _layer_data(layer: Settings) -> dict[str, Any]:
+    return layer.model_dump(mode="json", exclude_unset=True, exclude_none=True)
 
 
 def load_spec(path: Path) -> RepoSpec:
@@ -177,7 +206,8 @@ class SpecLibrary:
         spec = self.specs.get(repo)
         if spec is None:
             return ""
-        return hashlib.sha256(spec.model_dump_json().encode()).hexdigest()[:16]
+        canonical = json.dumps(spec.file_data(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def write_spec(spec: RepoSpec, directory: Path) -> Path:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
 
+from builder.core.errors import SwtError
 from builder.core.records import TestStatus
 
 
-class ReportError(ValueError):
+class ReportError(SwtError, ValueError):
     """The JUnit report is not valid XML."""
 
 

@@ -8,13 +8,14 @@ from pathlib import Path, PurePosixPath
 
 import unidiff
 
+from builder.core.errors import SwtError
 from builder.core.gitutil import git_env
 
 NOT_RUNNABLE = ("conftest.py", "__init__.py")
 """Python files under tests that are support code, never passed to the runner."""
 
 
-class PatchError(ValueError):
+class PatchError(SwtError, ValueError):
     """A patch does not apply (or cannot be parsed); the message is git's own."""
 
 

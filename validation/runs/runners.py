@@ -6,6 +6,7 @@ import abc
 from collections.abc import Callable, Sequence
 
 from builder.core.records import TestStatus
+from validation.environments.specs import RunnerKind
 from validation.runs.junit import ReportError, collection_errors, parse_junit
 from validation.runs.parsers import ParsedLog, dotted
 from validation.runs.parsers import django as django_parser
@@ -20,7 +21,7 @@ class Runner(abc.ABC):
     then the options the runner needs to report results, then the test files (or labels).
     """
 
-    kind: str
+    kind: RunnerKind
     report_name: str | None
     """The report file the command writes; None: the run's log is the report (log parsers)."""
 
@@ -61,6 +62,11 @@ class Runner(abc.ABC):
     def completed(self, report: bytes | None) -> bool:
         """Evidence that the suite ran to its end: a report exists (log runners: its summary)."""
         return report is not None
+
+    def swe_bench_id(self, test_id: str) -> str:
+        """Our test id in the form SWE-bench's FAIL_TO_PASS lists use for this runner, for
+        comparing with official records (pytest node ids are already that form)."""
+        return test_id
 
 
 class PytestRunner(Runner):
@@ -115,6 +121,7 @@ class UnittestRunner(_LogRunner):
 
     kind = "unittest"
     parser = staticmethod(unittest_parser.parse)
+    swe_bench_id = staticmethod(unittest_parser.swe_bench_id)
 
     def default_launcher(self, python: str) -> list[str]:
         return [python, "-m", "unittest"]
@@ -131,6 +138,7 @@ class DjangoRunner(_LogRunner):
 
     kind = "django"
     parser = staticmethod(django_parser.parse)
+    swe_bench_id = staticmethod(django_parser.swe_bench_id)
 
     def default_launcher(self, python: str) -> list[str]:
         return [python, "tests/runtests.py"]
@@ -147,6 +155,7 @@ class SympyRunner(_LogRunner):
 
     kind = "sympy"
     parser = staticmethod(sympy_parser.parse)
+    swe_bench_id = staticmethod(sympy_parser.swe_bench_id)
 
     def default_launcher(self, python: str) -> list[str]:
         return [python, "bin/test"]
@@ -156,12 +165,9 @@ class SympyRunner(_LogRunner):
 
 
 RUNNERS: dict[str, type[Runner]] = {
-    "pytest": PytestRunner,
-    "unittest": UnittestRunner,
-    "django": DjangoRunner,
-    "sympy": SympyRunner,
+    runner.kind: runner for runner in (PytestRunner, UnittestRunner, DjangoRunner, SympyRunner)
 }
-"""The registry by runner kind (an environment spec names one)."""
+"""The registry: an implementation for each kind a spec may name (``RUNNER_KINDS``)."""
 
 
 def make_runner(kind: str, launcher: Sequence[str] = ()) -> Runner:

@@ -1,8 +1,13 @@
 """Config: TOML file or [tool.swt-builder], CLI overrides, path resolution, clear errors."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from builder.core.config import ConfigError, load_config
+import recipes
+from builder.core.config import ConfigError, ValidationConfig, load_config, packaged_spec_dir
 
 
 def test_defaults_without_a_file(tmp_path):
@@ -96,3 +101,30 @@ def test_a_recipes_environment_spec_wins_in_validation(tmp_path):
     library = EnvironmentResolver(settings, tmp_path / "inferred", list).library
     assert library.get("o/r").note == "the recipe's"
     assert library.files["o/r"] == tmp_path / "recipe-specs" / "o__r.toml"
+
+
+def test_bundled_specs_default_to_the_installed_recipes_environments(tmp_path):
+    packaged = Path(recipes.__file__).parent / "environments"
+    assert packaged_spec_dir() == packaged and packaged.is_dir()
+    assert ValidationConfig().bundled_spec_path() == packaged
+    assert ValidationConfig(bundled_specs=False).bundled_spec_path() is None
+    own = ValidationConfig(bundled_spec_dir=str(tmp_path))
+    assert own.bundled_spec_path() == tmp_path
+    # the default is no machine's absolute path: saved configs and result keys stay portable
+    assert ValidationConfig().model_dump()["bundled_spec_dir"] == ""
+
+
+def test_the_ground_floor_finds_the_bundled_specs_without_importing_recipes():
+    code = (
+        "import sys; from builder.core.config import ValidationConfig; "
+        "path = ValidationConfig().bundled_spec_path(); "
+        "assert 'recipes' not in sys.modules, 'recipes was imported'; "
+        "assert (path / 'swt-demo__calc.toml').is_file(), path"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(recipes.__file__).parents[1])
+
+
+def test_a_bundled_spec_dir_in_a_file_is_relative_to_it(tmp_path):
+    (tmp_path / "swt-builder.toml").write_text('[validation]\nbundled_spec_dir = "specs"\n')
+    config = load_config(tmp_path / "swt-builder.toml", cwd=tmp_path / "elsewhere")
+    assert config.validation.bundled_spec_path() == (tmp_path / "specs").resolve()

@@ -92,3 +92,42 @@ def test_dict_fields_serialize_in_key_order():
     assert list(shuffled.run_metadata) == ["a", "z"]
     verdict = Verdict(stage="s", evidence={"z": "1", "a": "2"})
     assert verdict.to_json().index('"a"') < verdict.to_json().index('"z"')
+
+
+def test_serialized_field_order_is_fixed():
+    """Stored records and exported rows rely on this order: SWE-bench's columns first."""
+    problem = list(SWE_BENCH_COLUMNS[:-2])
+    provenance = ["pull_number", "issue_numbers", "issue_created_at", "merged_at"]
+    assert list(Candidate.model_fields) == [
+        "schema_version", *problem, *provenance,
+        "source", "reference_fail_to_pass", "reference_pass_to_pass",
+    ]  # fmt: skip
+    assert list(Instance.model_fields) == [
+        "schema_version", *SWE_BENCH_COLUMNS, *provenance,
+        "golden_coverage", "stats", "run_metadata",
+    ]  # fmt: skip
+    assert list(json.loads(_instance().to_json())) == list(Instance.model_fields)
+
+
+def test_an_instance_carries_its_candidates_problem_and_provenance():
+    candidate = _candidate(hints_text="h", pull_number=7, merged_at="2024-01-02T00:00:00Z",
+                           issue_created_at=("2023-12-01T00:00:00Z",), version="0.9",
+                           reference_fail_to_pass=("t.py::a",))  # fmt: skip
+    instance = Instance.from_candidate(
+        candidate, version="1.0", environment_setup_commit="b" * 40,
+        FAIL_TO_PASS=("t.py::a",), PASS_TO_PASS=(), golden_coverage=1.0,
+    )  # fmt: skip
+    assert instance.version == "1.0"  # what validation found wins
+    assert instance.environment_setup_commit == "b" * 40
+    shared = set(Instance.model_fields) & set(Candidate.model_fields) - {
+        "version", "environment_setup_commit"
+    }  # fmt: skip
+    assert len(shared) == 13  # schema_version, 8 problem fields, 4 of provenance
+    assert all(getattr(instance, name) == getattr(candidate, name) for name in shared)
+    assert instance.hints_text == "h" and instance.pull_number == 7
+    assert instance.issue_numbers == (3, 4)
+    assert Instance.from_json(instance.to_json()) == instance
+    with pytest.raises(ValidationError):
+        Instance.from_candidate(candidate, PASS_TO_PASS=())  # FAIL_TO_PASS is required
+    with pytest.raises(ValidationError):
+        Instance.from_candidate(candidate, FAIL_TO_PASS=(), PASS_TO_PASS=(), source="x")

@@ -42,9 +42,7 @@ def test_identity_needs_the_name_written_literally_and_a_version(git_repo):
 @pytest.fixture(scope="module")
 def local(tmp_path_factory):
     work = tmp_path_factory.mktemp("metadata")
-    backend = LocalBackend(work / "work")
-    backend.configure(env_dir=work / "envs", python_search_paths=[sys.executable])
-    return backend
+    return LocalBackend(work / "work", env_dir=work / "envs", python_search_paths=[sys.executable])
 
 
 @pytest.mark.slow

@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from builder.core.config import ValidationConfig
+from builder.core.config import ValidationConfig, packaged_spec_dir
 from recipes.swe_bench import to_candidate
 from tests.support.records import swe_record
-from validation.environments.resolution import BUNDLED_SPECS, EnvironmentResolver, resolve
+from validation.environments.resolution import EnvironmentResolver, resolve
 from validation.environments.specs import (
     RepoSpec,
+    Settings,
     SpecError,
     SpecLibrary,
     load_spec,
@@ -56,11 +57,40 @@ def _write(tmp_path, text, name="acme__widgets.toml"):
 def test_entries_by_version_range_merge_over_defaults(tmp_path):
     spec = load_spec(_write(tmp_path, SPEC) / "acme__widgets.toml")
     old = spec.settings("1.4")
-    assert old["python"] == "3.8" and old["packages"] == ["pytest==7.4.4"]
-    assert old["runner"] == "unittest" and old["env"] == {"WIDGETS_MODE": "test"}
+    assert isinstance(old, Settings)
+    assert old.python == "3.8" and old.packages == ["pytest==7.4.4"]
+    assert old.runner == "unittest" and old.env == {"WIDGETS_MODE": "test"}
     new = spec.settings("2.1")
-    assert new["python"] == "3.9" and new["extras"] == ["test"]
-    assert new["packages"] == ["pytest==8.3.5", "hypothesis"]
+    assert new.python == "3.9" and new.extras == ["test"]
+    assert new.packages == ["pytest==8.3.5", "hypothesis"]
+    # what no layer sets comes from the model's own defaults
+    assert new.runner == "pytest" and new.install == "project" and new.install_command == ""
+    assert new.requirements == [] and new.test_command is None and new.dated is None
+
+
+def test_an_entry_setting_a_default_value_still_overrides_the_defaults(tmp_path):
+    text = textwrap.dedent(
+        """
+        repo = "acme/widgets"
+
+        [defaults]
+        install = "none"
+        runner = "unittest"
+
+        [[environments]]
+        versions = "<2.0"
+
+        [[environments]]
+        versions = ">=2.0"
+        install = "project"
+        """
+    )
+    spec = load_spec(_write(tmp_path, text) / "acme__widgets.toml")
+    assert spec.settings("1.4").install == "none" and spec.settings("1.4").runner == "unittest"
+    assert spec.settings("2.1").install == "project" and spec.settings("2.1").runner == "unittest"
+    again = load_spec(_write(tmp_path, spec.to_toml(), "again.toml") / "again.toml")
+    assert again.settings("2.1") == spec.settings("2.1")
+    assert again.settings("1.4") == spec.settings("1.4")
 
 
 @pytest.mark.parametrize(
@@ -92,11 +122,26 @@ def test_no_entry_for_a_version(tmp_path):
 
 
 def test_bundled_specs_are_valid_and_named_after_their_repo():
-    library = SpecLibrary([BUNDLED_SPECS])
+    library = SpecLibrary([packaged_spec_dir()])
     assert {"marshmallow-code/marshmallow", "sqlfluff/sqlfluff", "pvlib/pvlib-python",
             "pyvista/pyvista", "swt-demo/calc"} <= set(library.specs)  # fmt: skip
     for repo, path in library.files.items():
         assert path.name == spec_file_name(repo)
+
+
+def test_the_resolver_reads_the_bundled_specs_the_settings_name(tmp_path):
+    packaged = EnvironmentResolver(ValidationConfig(), tmp_path / "inferred", list)
+    assert "swt-demo/calc" in packaged.library.specs
+    assert packaged.library.files["swt-demo/calc"].parent == packaged_spec_dir()
+    own = _write(tmp_path, SPEC)
+    settings = ValidationConfig(bundled_spec_dir=str(own))
+    resolver = EnvironmentResolver(settings, tmp_path / "inferred", list)
+    assert set(resolver.library.specs) == {"acme/widgets"}
+    off = ValidationConfig(bundled_spec_dir=str(own), bundled_specs=False)
+    assert EnvironmentResolver(off, tmp_path / "inferred", list).library.specs == {}
+    missing = ValidationConfig(bundled_spec_dir=str(tmp_path / "nowhere"))
+    with pytest.raises(SpecError, match="nowhere does not exist"):
+        EnvironmentResolver(missing, tmp_path / "inferred", list)
 
 
 def test_digest_follows_content_per_repository(tmp_path):

@@ -225,17 +225,15 @@ def test_docker_and_local_validate_a_candidate_alike(client, tmp_path, work_dir)
 
 
 def test_auto_picks_docker_when_a_daemon_answers_else_local(client, work_dir, monkeypatch):
-    from builder.core.config import DockerConfig
-
-    assert make_backend("auto", work_dir).name == "docker"
+    auto = ValidationConfig(backend="auto")
+    assert make_backend(auto, work_dir).name == "docker"
     monkeypatch.setattr("validation.runs.backends.base_images_buildable", lambda: False)
-    assert make_backend("auto", work_dir).name == "local"  # no way to a base image
+    assert make_backend(auto, work_dir).name == "local"  # no way to a base image
     own = DockerConfig(base_images={"3.11": "python:3.11-slim"})
-    assert make_backend("auto", work_dir, docker=own).name == "docker"
+    chosen = make_backend(auto, work_dir, own)
+    assert isinstance(chosen, DockerBackend) and chosen.settings == own
     monkeypatch.setenv("DOCKER_HOST", f"unix://{work_dir}/no-daemon.sock")
-    assert make_backend("auto", work_dir).name == "local"
-    with pytest.raises(ValueError, match="unknown backend"):
-        make_backend("podman", work_dir)
+    assert make_backend(auto, work_dir).name == "local"
 
 
 PYPROJECT = metadata_fixture.PYPROJECT.format(version="0.1")

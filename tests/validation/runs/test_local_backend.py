@@ -151,8 +151,9 @@ def test_timeout_kills_the_group_through_the_sandbox(session, tmp_path):
 @pytest.mark.slow
 def test_session_from_backend_uses_worktree_and_configured_env_dir(tmp_path, git_repo):
     commit = git_repo.commit({"tests/test_a.py": "def test_a():\n    assert True\n"})
-    backend = LocalBackend(tmp_path / "work")
-    backend.configure(env_dir=tmp_path / "cache", python_search_paths=[sys.executable])
+    backend = LocalBackend(
+        tmp_path / "work", env_dir=tmp_path / "cache", python_search_paths=[sys.executable]
+    )
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     assert backend.available_pythons() == [here]
     python = backend.prepare(EnvironmentSpec(python=here))

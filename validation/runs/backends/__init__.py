@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from builder.core.config import DockerConfig
+from builder.core.config import ConfigError, DockerConfig, ValidationConfig
 from validation.environments.docker_engine import daemon_answers
 from validation.environments.images import base_images_buildable
 from validation.runs.backends.base import Backend, Session
@@ -32,20 +32,20 @@ def resolve_backend(name: str, docker: DockerConfig | None = None) -> str:
     return "docker" if named or base_images_buildable() else "local"
 
 
-def make_backend(name: str, work_dir: Path, docker: DockerConfig | None = None) -> Backend:
-    """The backend called ``name`` (or picked by ``auto``), with its caches under ``work_dir``.
+def make_backend(
+    settings: ValidationConfig, work_dir: Path, docker: DockerConfig | None = None
+) -> Backend:
+    """The backend ``settings.backend`` names (or ``auto`` picks), caches under ``work_dir``.
 
-    ``docker`` holds the ``[docker]`` settings, used when the backend is Docker.
+    Each backend builds itself from the sections it reads (``from_config``): ``[validation]``
+    and ``[docker]`` (its defaults when ``docker`` is None).
     """
-    resolved = resolve_backend(name, docker)
-    try:
-        backend = BACKENDS[resolved](Path(work_dir))
-    except KeyError:
+    docker = docker or DockerConfig()
+    resolved = resolve_backend(settings.backend, docker)
+    if resolved not in BACKENDS:
         known = ", ".join(sorted([*BACKENDS, AUTO]))
-        raise ValueError(f"unknown backend {name!r} (known: {known})") from None
-    if docker is not None and isinstance(backend, DockerBackend):
-        backend.configure(docker)
-    return backend
+        raise ConfigError(f"unknown backend {settings.backend!r} (known: {known})")
+    return BACKENDS[resolved].from_config(Path(work_dir), settings, docker)
 
 
 __all__ = ["AUTO", "BACKENDS", "Backend", "Session", "make_backend", "resolve_backend"]

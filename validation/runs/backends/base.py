@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from builder.core.config import DockerConfig, ValidationConfig
 from validation.environments.environment import EnvironmentSpec
 from validation.environments.runtime import RuntimeFiles
 from validation.runs.process import Completed
@@ -44,6 +45,14 @@ class Backend(abc.ABC):
 
     def __init__(self, work_dir: Path) -> None:
         self.work_dir = Path(work_dir)
+
+    @classmethod
+    @abc.abstractmethod
+    def from_config(
+        cls, work_dir: Path, validation: ValidationConfig, docker: DockerConfig
+    ) -> Backend:
+        """The backend as the configuration sets it up, its caches under ``work_dir``; each
+        backend reads the sections it needs (``[validation]``, ``[docker]``)."""
 
     @abc.abstractmethod
     def fingerprint(self) -> dict[str, str]:

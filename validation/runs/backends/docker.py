@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from builder.core.config import DockerConfig
+from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.repos import worktree
 from validation.environments.docker_engine import (
     connect,
@@ -146,11 +146,14 @@ class DockerBackend(Backend):
     def __init__(self, work_dir: Path, settings: DockerConfig | None = None) -> None:
         super().__init__(work_dir)
         self._client: Any = None
-        self.configure(settings or DockerConfig())
+        self.settings = settings or DockerConfig()
 
-    def configure(self, settings: DockerConfig) -> None:
-        """Apply the ``[docker]`` settings (the registry builds backends from work_dir)."""
-        self.settings = settings
+    @classmethod
+    def from_config(
+        cls, work_dir: Path, validation: ValidationConfig, docker: DockerConfig
+    ) -> DockerBackend:
+        """Images, limits and build access come from ``[docker]``."""
+        return cls(work_dir, docker)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

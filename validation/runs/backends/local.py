@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.repos import worktree
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments
 from validation.environments.interpreters import Interpreters
@@ -171,21 +172,23 @@ class LocalBackend(Backend):
         super().__init__(work_dir)
         self.installer = installer
         self._specs: dict[Path, EnvironmentSpec] = {}
-        self.configure(env_dir=env_dir, python_search_paths=python_search_paths, limits=limits)
-
-    def configure(
-        self,
-        *,
-        env_dir: Path | None = None,
-        python_search_paths: list[str] | None = None,
-        limits: Limits | None = None,
-    ) -> None:
-        """Apply the validation settings (the backend registry builds backends from work_dir)."""
         self.limits = limits or Limits()
         self.environments = LocalEnvironments(
             Path(env_dir) if env_dir else self.work_dir / "envs",
             Interpreters(python_search_paths),
-            self.installer,
+            installer,
+        )
+
+    @classmethod
+    def from_config(
+        cls, work_dir: Path, validation: ValidationConfig, docker: DockerConfig
+    ) -> LocalBackend:
+        """Environment dir, interpreters and run limits come from ``[validation]``."""
+        return cls(
+            work_dir,
+            env_dir=Path(validation.env_dir) if validation.env_dir else None,
+            python_search_paths=validation.python_search_paths,
+            limits=Limits(**validation.limits.model_dump()),
         )
 
     def fingerprint(self) -> dict[str, str]:
