@@ -44,11 +44,13 @@ def test_any_error_raised_on_purpose_is_one_line_and_exit_2(monkeypatch, capsys)
     from builder.core.gitutil import GitError
 
     def fails(args):
-        raise GitError("git fetch failed: repository not found")
+        raise GitError(["fetch", "origin"], 128, "repository not found\n")
 
     monkeypatch.setattr(config_command, "run", fails)
     assert main(["config"]) == 2
-    assert capsys.readouterr().err == "swt-builder config: git fetch failed: repository not found\n"
+    assert capsys.readouterr().err == (
+        "swt-builder config: git fetch origin failed (128): repository not found\n"
+    )
 
 
 def test_a_bug_still_raises(monkeypatch) -> None:
