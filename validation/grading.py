@@ -15,23 +15,28 @@ class Verdict(str, enum.Enum):
     PASS = "pass"
     FAIL = "fail"
     SKIP = "skip"
+    EXPECTED = "expected"
 
 
 def verdict_of(status: TestStatus) -> Verdict:
-    """passed/xfail pass; failed/error/xpass/missing fail; skipped is neither."""
+    """passed passes; failed/error/missing fail; skipped is skipped; xfail and xpass are an
+    expected outcome, which is neither a pass nor a fail."""
     if status.is_pass:
         return Verdict.PASS
     if status.is_fail:
         return Verdict.FAIL
     if status is TestStatus.SKIPPED:
         return Verdict.SKIP
+    if status.is_expected_outcome:
+        return Verdict.EXPECTED
     raise ValueError(f"test status {status!r} has no grading verdict")  # a new status: a bug
 
 
 @dataclasses.dataclass(frozen=True)
 class Grade:
     """Test ids by transition; a flaky test (its verdict differs across one side's repeats)
-    joins no transition, nor does a test skipped on either side."""
+    joins no transition, nor does a test skipped on either side, nor one that is an expected
+    failure or an unexpected pass (xfail/xpass) on either side: those are in ``expected``."""
 
     fail_to_pass: tuple[str, ...]
     pass_to_pass: tuple[str, ...]
@@ -39,13 +44,14 @@ class Grade:
     pass_to_fail: tuple[str, ...]
     skipped: tuple[str, ...]
     flaky: tuple[str, ...] = ()
+    expected: tuple[str, ...] = ()
 
     @property
     def tests(self) -> frozenset[str]:
         """Every test id seen in any run of either side."""
         return frozenset(
             self.fail_to_pass + self.pass_to_pass + self.fail_to_fail + self.pass_to_fail
-            + self.skipped + self.flaky
+            + self.skipped + self.flaky + self.expected
         )  # fmt: skip
 
     def transitions(self) -> Transitions:
@@ -66,19 +72,25 @@ def grade(before: Sequence[RunResult], after: Sequence[RunResult]) -> Grade:
     """F→P: failing in every before run and passing in every after run; P→P, F→F, P→F alike.
 
     A test whose verdict differs across the repeats of one side is flaky; a test skipped on a
-    side (in every repeat) joins no transition.
+    side (in every repeat) joins no transition; nor does one that is xfail/xpass on a side
+    (``expected``): sympy's ``test_solve_modular_fail`` goes from ``f`` to ``X`` when its issue
+    is fixed, which is no pass-to-fail, and an xfail test of a file that failed to import before
+    is no fail-to-pass.
     """
     if not before or not after:
         raise ValueError("grading needs at least one run on each side")
     tests = sorted({test for run in (*before, *after) for test in run.tests})
-    buckets: dict[str, list[str]] = {key: [] for key in ("fp", "pp", "ff", "pf", "skip", "flaky")}
+    keys = ("fp", "pp", "ff", "pf", "skip", "flaky", "expected")
+    buckets: dict[str, list[str]] = {key: [] for key in keys}
     for test in tests:
         old, new = side_verdicts(before, test), side_verdicts(after, test)
         if len(old) > 1 or len(new) > 1:
             buckets["flaky"].append(test)
             continue
         (old_verdict,), (new_verdict,) = old, new
-        if Verdict.SKIP in (old_verdict, new_verdict):
+        if Verdict.EXPECTED in (old_verdict, new_verdict):
+            key = "expected"
+        elif Verdict.SKIP in (old_verdict, new_verdict):
             key = "skip"
         else:
             key = {
@@ -88,4 +100,4 @@ def grade(before: Sequence[RunResult], after: Sequence[RunResult]) -> Grade:
                 (Verdict.PASS, Verdict.FAIL): "pf",
             }[old_verdict, new_verdict]
         buckets[key].append(test)
-    return Grade(*(tuple(buckets[key]) for key in ("fp", "pp", "ff", "pf", "skip", "flaky")))
+    return Grade(*(tuple(buckets[key]) for key in keys))

@@ -41,7 +41,7 @@ from validation.runs.patches import NOT_RUNNABLE, PatchError, patch_size, runnab
 from validation.runs.runners import Runner, make_runner
 
 STAGE = "validate"
-GRADING_VERSION = 3
+GRADING_VERSION = 4
 """Bump when how runs are graded or measured changes: it is part of every result key."""
 
 _LOCATION_SETTINGS = {
@@ -225,6 +225,8 @@ class ValidateStage(Stage):
                 runs.append(run)
                 if run.timed_out:
                     return _timeout(run)
+                if not run.report_found:
+                    return _runner_failed(run)
                 getattr(result, side).append(run)
                 if repetition == 0:
                     result.measured[side].append(measured)
@@ -266,6 +268,8 @@ class ValidateStage(Stage):
                 runs.append(run)
                 if run.timed_out:
                     return _timeout(run)
+                if not run.report_found:
+                    return _runner_failed(run)
                 getattr(result, side).append(run)
                 result.measured[side].append(measured)
         return result
@@ -401,6 +405,8 @@ class ValidateStage(Stage):
         }
         if change is not None:
             metadata["existing_coverage"] = str(change.existing)
+        if graded.expected:
+            metadata["expected_outcome_tests"] = json.dumps(list(graded.expected))
         return Instance.from_candidate(
             record,
             version=resolution.version,
@@ -490,6 +496,26 @@ def _timeout(run: RunResult) -> Outcome:
         seconds=str(run.duration_s),
         log=run.log_path,
     )
+
+
+def _runner_failed(run: RunResult) -> Outcome:
+    """The runner itself failed (a usage or internal error, a crash, no report): no test
+    verdict can be read from the run, so none is taken as a failure."""
+    return Outcome.drop(
+        STAGE,
+        DropReason.RUNNER_FAILED,
+        side=run.side,
+        suite=run.suite,
+        exit_code=str(run.exit_code),
+        log_tail=_tail(run.log_path),
+        log=run.log_path,
+    )
+
+
+def _tail(path: str, lines: int = 20) -> str:
+    """The last lines of a run's log (the runner's own complaint is there)."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def _patched_files(record: Candidate) -> str:

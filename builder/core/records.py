@@ -60,6 +60,7 @@ class DropReason(str, enum.Enum):
     GOLDEN_PATCH_DOES_NOT_APPLY = "golden_patch_does_not_apply"
     NO_TEST_FILES = "no_test_files"
     NO_TESTS_COLLECTED = "no_tests_collected"
+    RUNNER_FAILED = "runner_failed"
     TIMEOUT = "timeout"
     NO_FAIL_TO_PASS = "no_fail_to_pass"
     PASS_TO_FAIL = "pass_to_fail"
@@ -82,12 +83,19 @@ class TestStatus(str, enum.Enum):
 
     @property
     def is_pass(self) -> bool:
-        return self in (TestStatus.PASSED, TestStatus.XFAIL)
+        return self is TestStatus.PASSED
 
     @property
     def is_fail(self) -> bool:
-        """Failed, errored (incl. collection errors), strict xpass, or absent from the run."""
-        return self in (TestStatus.FAILED, TestStatus.ERROR, TestStatus.XPASS, TestStatus.MISSING)
+        """Failed, errored (incl. collection errors and pytest's strict xpass, which it reports
+        as a failure), or absent from the run."""
+        return self in (TestStatus.FAILED, TestStatus.ERROR, TestStatus.MISSING)
+
+    @property
+    def is_expected_outcome(self) -> bool:
+        """An expected failure (xfail) or an unexpected pass of one (xpass): the test's author
+        declared its outcome, so it is no transition and decides no drop."""
+        return self in (TestStatus.XFAIL, TestStatus.XPASS)
 
 
 class Record(BaseModel):

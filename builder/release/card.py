@@ -19,7 +19,8 @@ _ABOUT = (
     "golden tests (`test_patch`). A method under evaluation must write tests that fail before "
     "the golden patch and pass after it. `FAIL_TO_PASS` and `PASS_TO_PASS` (JSON-encoded "
     "lists of pytest node ids) come from running the golden tests before and after the "
-    "golden patch."
+    "golden patch. A test that is an expected failure (xfail) or an unexpected pass (xpass) on "
+    "either side is in neither list and decides no drop."
 )
 
 _CONFIG_TEXT = {

@@ -23,10 +23,10 @@ def _side(side, *repeats):
     "status, verdict",
     [
         (S.PASSED, Verdict.PASS),
-        (S.XFAIL, Verdict.PASS),
+        (S.XFAIL, Verdict.EXPECTED),
         (S.FAILED, Verdict.FAIL),
         (S.ERROR, Verdict.FAIL),
-        (S.XPASS, Verdict.FAIL),
+        (S.XPASS, Verdict.EXPECTED),
         (S.MISSING, Verdict.FAIL),
         (S.SKIPPED, Verdict.SKIP),
     ],
@@ -42,15 +42,16 @@ def test_every_status_is_mapped():
 def test_transitions():
     before = _run("before", {
         "fp_fail": S.FAILED, "fp_error": S.ERROR, "pp": S.PASSED, "pf": S.PASSED,
-        "ff": S.FAILED, "skip": S.SKIPPED, "xfail_pp": S.XFAIL, "pf_missing": S.PASSED,
+        "ff": S.FAILED, "skip": S.SKIPPED, "xfail_p": S.XFAIL, "pf_missing": S.PASSED,
     })  # fmt: skip
     after = _run("after", {
         "fp_fail": S.PASSED, "fp_error": S.PASSED, "fp_missing": S.PASSED, "pp": S.PASSED,
-        "pf": S.FAILED, "ff": S.ERROR, "skip": S.PASSED, "xfail_pp": S.PASSED,
+        "pf": S.FAILED, "ff": S.ERROR, "skip": S.PASSED, "xfail_p": S.PASSED,
     })  # fmt: skip
     graded = grade([before], [after])
     assert graded.fail_to_pass == ("fp_error", "fp_fail", "fp_missing")
-    assert graded.pass_to_pass == ("pp", "xfail_pp")
+    assert graded.pass_to_pass == ("pp",)
+    assert graded.expected == ("xfail_p",)
     assert graded.pass_to_fail == ("pf", "pf_missing")
     assert graded.fail_to_fail == ("ff",)
     assert graded.skipped == ("skip",)
@@ -60,7 +61,7 @@ def test_transitions():
 
 def test_fail_to_pass_needs_every_repeat_of_both_sides():
     before = _side("before", {"t": S.FAILED}, {"t": S.ERROR}, {})  # failing or missing each time
-    after = _side("after", {"t": S.PASSED}, {"t": S.XFAIL}, {"t": S.PASSED})
+    after = _side("after", {"t": S.PASSED}, {"t": S.PASSED}, {"t": S.PASSED})
     graded = grade(before, after)
     assert graded.fail_to_pass == ("t",) and graded.flaky == ()
 
@@ -72,6 +73,7 @@ def test_fail_to_pass_needs_every_repeat_of_both_sides():
         ([{"t": S.FAILED}] * 3, [{"t": S.PASSED}, {"t": S.FAILED}, {"t": S.PASSED}]),
         ([{"t": S.PASSED}] * 3, [{"t": S.PASSED}, {}, {"t": S.PASSED}]),  # missing once
         ([{"t": S.PASSED}] * 3, [{"t": S.PASSED}, {"t": S.SKIPPED}, {"t": S.PASSED}]),
+        ([{"t": S.FAILED}] * 3, [{"t": S.PASSED}, {"t": S.XFAIL}, {"t": S.PASSED}]),
     ],
 )
 def test_a_verdict_differing_across_repeats_is_flaky(before, after):
@@ -90,3 +92,30 @@ def test_failed_and_error_across_repeats_are_the_same_verdict():
 def test_grading_needs_runs_on_both_sides():
     with pytest.raises(ValueError):
         grade([], [_run("after", {"t": S.PASSED})])
+
+
+def test_an_expected_failure_that_starts_passing_is_no_pass_to_fail():
+    """sympy-18199's test_solve_modular_fail: ``f`` before the fix, ``X`` after."""
+    graded = grade([_run("before", {"t": S.XFAIL})], [_run("after", {"t": S.XPASS})])
+    assert graded.expected == ("t",)
+    assert graded.pass_to_fail == graded.fail_to_pass == graded.pass_to_pass == ()
+    assert graded.tests == frozenset({"t"})
+
+
+def test_xfail_tests_of_a_file_that_failed_to_import_before_are_no_fail_to_pass():
+    """astroid-2219: the file could not be imported before (its tests are missing: fail),
+    after the fix its xfail tests are xfail."""
+    before = _run("before", {"fixed": S.ERROR})
+    after = _run("after", {"fixed": S.PASSED, "known_bug": S.XFAIL, "lucky": S.XPASS})
+    graded = grade([before], [after])
+    assert graded.fail_to_pass == ("fixed",)
+    assert graded.expected == ("known_bug", "lucky")
+    assert graded.transitions().fail_to_pass == 1
+
+
+def test_xfail_and_xpass_across_repeats_are_not_flaky_but_xfail_and_fail_are():
+    before = _side("before", {"a": S.XFAIL, "b": S.XFAIL}, {"a": S.XPASS, "b": S.FAILED})
+    after = _side("after", {"a": S.XFAIL, "b": S.XFAIL}, {"a": S.XFAIL, "b": S.XFAIL})
+    graded = grade(before, after)
+    assert graded.expected == ("a",)
+    assert graded.flaky == ("b",)

@@ -145,6 +145,19 @@ def test_no_test_files(make_case):
 
 
 @pytest.mark.slow
+def test_a_runner_that_fails_is_runner_failed_not_a_test_failure(make_case):
+    """A conftest that raises stops pytest before any test runs (a usage error, no report): no
+    test verdict is read from such a run, so nothing becomes fail-to-pass."""
+    broken = {"tests/test_pkg.py": ADD_TEST, "tests/conftest.py": "raise RuntimeError('no')\n"}
+    outcome = make_case(broken, {"pkg/__init__.py": FIXED})
+    assert outcome.verdict.reason is DropReason.RUNNER_FAILED
+    evidence = outcome.verdict.evidence
+    assert evidence["side"] == "before" and evidence["exit_code"] not in ("0", "1")
+    assert "RuntimeError" in evidence["log_tail"]
+    assert evidence["log"].endswith("golden-before-0.log")
+
+
+@pytest.mark.slow
 def test_no_tests_collected(make_case):
     outcome = make_case({"tests/test_empty.py": "VALUE = 1\n"}, {"pkg/__init__.py": FIXED})
     assert outcome.verdict.reason is DropReason.NO_TESTS_COLLECTED
