@@ -61,7 +61,7 @@ class LinkingSection(_Section):
 class Recipe(_Section):
     """One repository's collection recipe. Dates are PR creation dates (UTC)."""
 
-    repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
+    repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$", description="owner/name")
     since: dt.datetime | dt.date | None = Field(
         default=None, description="oldest PR creation date collected (inclusive)"
     )

@@ -28,11 +28,16 @@ class _Section(BaseModel):
 
 
 class SourceConfig(_Section):
-    kind: Literal["swe-bench", "github"] = "swe-bench"
+    kind: Literal["swe-bench", "github"] = Field(
+        default="swe-bench",
+        description="swe-bench: SWE-bench-format records; github: collect by recipes",
+    )
     path: str = Field(
         default="", description="JSONL file, parquet file/dir, datasets dir, or Hub dataset name"
     )
-    split: str = "test"
+    split: str = Field(
+        default="test", description="the split to read from a datasets dir or Hub dataset"
+    )
     # kind = "github" (tokens come from GITHUB_TOKENS / GITHUB_TOKEN only, never from here)
     recipes: list[str] = Field(default_factory=list, description="recipe TOML files (github)")
     base_url: str = Field(
@@ -93,7 +98,9 @@ class ValidationConfig(_Section):
         default=None, description="interpreter globs; unset: $PYENV_ROOT/versions/*/bin/python"
     )
     env_dir: str = Field(default="", description="local environments; empty: work_dir/envs")
-    limits: LimitsConfig = Field(default_factory=lambda: LimitsConfig())
+    limits: LimitsConfig = Field(
+        default_factory=lambda: LimitsConfig(), description="Resource limits of local test runs."
+    )
 
     def bundled_spec_path(self) -> Path | None:
         """The directory of bundled specs; None when ``bundled_specs`` is off."""
@@ -135,23 +142,40 @@ _LITE_TEST_PATTERNS = {
 class LiteConfig(_Section):
     """The SWE-bench-Lite rules as data: thresholds, patterns and the seeded sample."""
 
-    enabled: bool = True
+    enabled: bool = Field(default=True, description="write the lite config")
     size: int = Field(default=300, ge=0, description="sample size; 0 keeps every eligible one")
-    seed: int = 0
+    seed: int = Field(
+        default=0,
+        description="seed of the sample (random.Random(seed) over the sorted eligible ids)",
+    )
     min_problem_words: int = Field(default=41, ge=0, description="fewer words: not Lite")
-    max_patch_files: int = Field(default=1, ge=1)
-    min_patch_hunks: int = Field(default=1, ge=0)
-    max_patch_hunks: int = Field(default=3, ge=1)
-    allow_added_or_deleted_files: bool = False
-    problem_patterns: dict[str, str] = Field(default_factory=lambda: dict(_LITE_PROBLEM_PATTERNS))
-    test_patterns: dict[str, str] = Field(default_factory=lambda: dict(_LITE_TEST_PATTERNS))
+    max_patch_files: int = Field(
+        default=1, ge=1, description="a golden patch touching more files is not Lite"
+    )
+    min_patch_hunks: int = Field(
+        default=1, ge=0, description="a golden patch with fewer hunks is not Lite"
+    )
+    max_patch_hunks: int = Field(
+        default=3, ge=1, description="a golden patch with more hunks is not Lite"
+    )
+    allow_added_or_deleted_files: bool = Field(
+        default=False, description="else a golden patch adding or deleting a file is not Lite"
+    )
+    problem_patterns: dict[str, str] = Field(
+        default_factory=lambda: dict(_LITE_PROBLEM_PATTERNS),
+        description="name → regex; a problem statement matching one is not Lite",
+    )
+    test_patterns: dict[str, str] = Field(
+        default_factory=lambda: dict(_LITE_TEST_PATTERNS),
+        description="name → regex; golden tests adding a matching line are not Lite",
+    )
 
 
 class RollingConfig(_Section):
     """Contamination-free splits: one per model cutoff and one per complete month."""
 
     cutoffs: str = Field(default="", description="cutoff registry TOML; empty: the bundled one")
-    monthly: bool = True
+    monthly: bool = Field(default=True, description="write one split per complete month")
     as_of: str | None = Field(
         default=None,
         pattern=r"^\d{4}-\d{2}-\d{2}$",
@@ -162,17 +186,27 @@ class RollingConfig(_Section):
 class ReleaseConfig(_Section):
     """The release: its version, license and the previous release it continues."""
 
-    version: str = Field(default="0.1.0", pattern=r"^\d+\.\d+\.\d+$")
+    version: str = Field(
+        default="0.1.0",
+        pattern=r"^\d+\.\d+\.\d+$",
+        description="MAJOR.MINOR.PATCH; higher than the previous release's, same MAJOR",
+    )
     previous: str = Field(default="", description="the previous release's dataset dir")
-    license: str = "other"
+    license: str = Field(default="other", description="the license in the dataset card")
 
 
 class PublishConfig(_Section):
     """Where ``swt-builder publish`` uploads (HF_REPO_ID/HF_ENDPOINT env override these)."""
 
-    repo_id: str = Field(default="", pattern=r"^([\w.-]+/[\w.-]+)?$")
-    private: bool = False
-    endpoint: str = ""
+    repo_id: str = Field(
+        default="",
+        pattern=r"^([\w.-]+/[\w.-]+)?$",
+        description="owner/name on the Hub (--repo-id and HF_REPO_ID win)",
+    )
+    private: bool = Field(default=False, description="create a new repository as private")
+    endpoint: str = Field(
+        default="", description="Hub URL other than huggingface.co (HF_ENDPOINT wins)"
+    )
 
 
 class DockerConfig(_Section):
@@ -190,21 +224,43 @@ class DockerConfig(_Section):
         default=True, description="pass HTTP(S)_PROXY/NO_PROXY into environment builds"
     )
     build_network: str = Field(default="bridge", description="network of environment builds")
-    build_timeout_s: float = Field(default=1800.0, gt=0)
-    debian_mirror: str = "http://deb.debian.org/debian"
+    build_timeout_s: float = Field(
+        default=1800.0, gt=0, description="an environment image build past this is killed"
+    )
+    debian_mirror: str = Field(
+        default="http://deb.debian.org/debian",
+        description="Debian mirror of the base images debootstrap builds (on first use or by "
+        "`swt-builder images base`)",
+    )
     memory: str = Field(default="4g", description="memory limit of a test-run container")
-    pids_limit: int = Field(default=1024, ge=16)
+    pids_limit: int = Field(
+        default=1024, ge=16, description="process limit of a test-run container"
+    )
     cpus: float = Field(default=0.0, ge=0, description="CPU limit of a test run; 0: none")
     disk_budget_gb: float = Field(default=30.0, gt=0, description="images prune keeps under it")
 
 
 class Config(_Section):
-    name: str = Field(default="swt-dataset", pattern=r"^[\w.-]+$")
-    output_dir: Path = Path("dist")
-    work_dir: Path = Path(".swt-work")
+    name: str = Field(
+        default="swt-dataset",
+        pattern=r"^[\w.-]+$",
+        description="the dataset's name: its directory under output_dir",
+    )
+    output_dir: Path = Field(
+        default=Path("dist"),
+        description="where datasets are written; relative paths are relative to the file",
+    )
+    work_dir: Path = Field(
+        default=Path(".swt-work"),
+        description="result store, environments, repository mirrors, logs",
+    )
     jobs: int = Field(default=0, ge=0, description="parallel tasks; 0 means one per core")
-    executor: Literal["threads", "processes", "dask"] = "threads"
-    executor_scheduler: str | None = None
+    executor: Literal["threads", "processes", "dask"] = Field(
+        default="threads", description="where per-record tasks run (dask: on executor_scheduler)"
+    )
+    executor_scheduler: str | None = Field(
+        default=None, description="address of a Dask scheduler, e.g. tcp://host:8786"
+    )
     source: SourceConfig = Field(default_factory=SourceConfig)
     repos: dict[str, str] = Field(
         default_factory=dict, description="owner/name -> local clone/mirror path or clone URL"

@@ -21,19 +21,9 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from builder.core.config import (
-    Config,
-    DockerConfig,
-    LiteConfig,
-    PublishConfig,
-    ReleaseConfig,
-    RollingConfig,
-    SourceConfig,
-    ValidationConfig,
-)
+from builder.core.config import Config
 from recipes.recipe import Recipe
-from validation.environments.specs import Entry, RepoSpec, Settings, VersionSection
-from validation.environments.versioning import VersionRule
+from validation.environments.specs import RepoSpec
 
 ROOTS: dict[str, tuple[type[BaseModel], str]] = {
     "config": (Config, "swt-builder.toml (or [tool.swt-builder] in pyproject.toml)"),
@@ -41,74 +31,6 @@ ROOTS: dict[str, tuple[type[BaseModel], str]] = {
     "recipe": (Recipe, "recipes/repos/OWNER__NAME.toml"),
 }
 """Marker name → the model of that file and the file it describes."""
-
-NOTES: dict[type[BaseModel], dict[str, str]] = {
-    Config: {
-        "name": "the dataset's name: its directory under output_dir",
-        "output_dir": "where datasets are written; relative paths are relative to the file",
-        "work_dir": "result store, environments, repository mirrors, logs",
-        "executor": "where per-record tasks run (dask: on executor_scheduler)",
-        "executor_scheduler": "address of a Dask scheduler, e.g. tcp://host:8786",
-    },
-    SourceConfig: {
-        "kind": "swe-bench: SWE-bench-format records; github: collect by recipes",
-        "split": "the split to read from a datasets dir or Hub dataset",
-    },
-    ValidationConfig: {"limits": "Resource limits of local test runs."},
-    DockerConfig: {
-        "build_timeout_s": "an environment image build past this is killed",
-        "debian_mirror": "Debian mirror for `swt-builder images base` (debootstrap)",
-        "pids_limit": "process limit of a test-run container",
-    },
-    LiteConfig: {
-        "enabled": "write the lite config",
-        "seed": "seed of the sample (random.Random(seed) over the sorted eligible ids)",
-        "max_patch_files": "a golden patch touching more files is not Lite",
-        "min_patch_hunks": "a golden patch with fewer hunks is not Lite",
-        "max_patch_hunks": "a golden patch with more hunks is not Lite",
-        "allow_added_or_deleted_files": "else a golden patch adding or deleting a file is not Lite",
-        "problem_patterns": "name → regex; a problem statement matching one is not Lite",
-        "test_patterns": "name → regex; golden tests adding a matching line are not Lite",
-    },
-    RollingConfig: {"monthly": "write one split per complete month"},
-    ReleaseConfig: {
-        "version": "MAJOR.MINOR.PATCH; higher than the previous release's, same MAJOR",
-        "license": "the license in the dataset card",
-    },
-    PublishConfig: {
-        "repo_id": "owner/name on the Hub (--repo-id and HF_REPO_ID win)",
-        "private": "create a new repository as private",
-        "endpoint": "Hub URL other than huggingface.co (HF_ENDPOINT wins)",
-    },
-    RepoSpec: {
-        "schema_version": "the spec format's version",
-        "repo": "owner/name",
-        "note": "free text for maintainers",
-        "version": "How an instance's version is read at its base commit (first rule that hits).",
-        "defaults": "Settings of every entry; an entry's own fields win.",
-        "environments": "Entries per version range (PEP 440); the first match wins.",
-    },
-    VersionSection: {
-        "digits": "how many release numbers the version keeps: 1.4.2 → 1.4 with 2",
-    },
-    VersionRule: {
-        "kind": "file: a regex over a file; metadata: the package metadata; git-tag: nearest tag",
-        "path": "kind = file: the file; kind = metadata: the project dir (empty: the root)",
-    },
-    Entry: {"versions": "PEP 440 specifier of the versions this entry is for; empty: all"},
-    Recipe: {"repo": "owner/name"},
-    Settings: {
-        "python": "X.Y; unset: the Python of the environment commit's era",
-        "system_packages": "apt packages (Docker installs them; local checks they are there)",
-        "pre_install": "shell commands run before installing",
-        "extras": "the project's extras to install",
-        "install": "project: install the project at the environment commit; none: deps only",
-        "install_command": "a shell command run in the project checkout instead",
-        "runner": "which runner and result parser run the tests",
-        "env": "environment variables for builds and test runs",
-    },
-}
-"""Descriptions for fields whose model gives none; a description in the model always wins."""
 
 MARKER = "<!-- reference:{name} -->"
 _LONG = 70
@@ -130,7 +52,7 @@ def sections(root: type[BaseModel]) -> list[tuple[str, type[BaseModel], list[str
         found.append((header, model, [prefix + name for name in plain], intro))
         for name, field, inner, many in nested:
             key = prefix + name
-            text = field.description or note(model, name)
+            text = field.description or ""
             default = _default(field)
             if many and default not in ("`[]`", "required"):
                 text = " ".join(part for part in (text, f"Default: {default}.") if part)
@@ -159,7 +81,7 @@ def render(name: str) -> str:
                 f"`{key}`",
                 _type(field.annotation),
                 _default(field),
-                _description(model, field_name, field),
+                _description(field),
             ]
             lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
         lines.append("")
@@ -264,17 +186,8 @@ def _toml(value: Any) -> str:
     return json.dumps(value)
 
 
-def note(model: type[BaseModel], name: str) -> str:
-    """The docs' description of a field the model leaves undescribed ("" when none)."""
-    for klass in model.__mro__:
-        if name in NOTES.get(klass, {}):
-            return NOTES[klass][name]
-    return ""
-
-
-def _description(model: type[BaseModel], name: str, field: FieldInfo) -> str:
-    text = field.description or note(model, name)
-    parts = [text] if text else []
+def _description(field: FieldInfo) -> str:
+    parts = [field.description] if field.description else []
     bounds = []
     for item in field.metadata:
         for attr, sign in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")):

@@ -43,21 +43,35 @@ class Settings(_Model):
     python: str | None = Field(
         default=None, pattern=r"^3\.\d+(\.\d+)?$", description="unset: the era's Python"
     )
-    system_packages: list[str] = Field(default_factory=list)
-    pre_install: list[str] = Field(default_factory=list)
+    system_packages: list[str] = Field(
+        default_factory=list,
+        description="apt packages (Docker installs them; local checks they are there)",
+    )
+    pre_install: list[str] = Field(
+        default_factory=list, description="shell commands run before installing"
+    )
     packages: list[str] = Field(default_factory=list, description="requirement strings; == pins")
     requirements: list[str] = Field(default_factory=list, description="files at the env commit")
-    extras: list[str] = Field(default_factory=list)
-    install: Literal["project", "none"] = "project"
-    install_command: str = ""
-    runner: RunnerKind = "pytest"
+    extras: list[str] = Field(default_factory=list, description="the project's extras to install")
+    install: Literal["project", "none"] = Field(
+        default="project",
+        description="project: install the project at the environment commit; none: deps only",
+    )
+    install_command: str = Field(
+        default="", description="a shell command run in the project checkout instead"
+    )
+    runner: RunnerKind = Field(
+        default="pytest", description="which runner and result parser run the tests"
+    )
     test_command: list[str] | None = Field(
         default=None,
         min_length=1,
         description="argv that starts the runner (replaces e.g. python -m pytest); the runner "
         "appends its report options and the test files; unset: the runner's own",
     )
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(
+        default_factory=dict, description="environment variables for builds and test runs"
+    )
     dated: bool | None = Field(
         default=None,
         description="resolve unpinned deps as of the date; unset: the configuration's `dated`",
@@ -85,7 +99,9 @@ class Settings(_Model):
 class Entry(Settings):
     """Settings for the versions matching ``versions`` (a PEP 440 specifier; "" = all)."""
 
-    versions: str = ""
+    versions: str = Field(
+        default="", description="PEP 440 specifier of the versions this entry is for; empty: all"
+    )
 
     @field_validator("versions")
     @classmethod
@@ -107,7 +123,12 @@ class Entry(Settings):
 
 class VersionSection(_Model):
     rules: list[VersionRule] = Field(default_factory=lambda: list(DEFAULT_RULES))
-    digits: int = Field(default=2, ge=1, le=3)
+    digits: int = Field(
+        default=2,
+        ge=1,
+        le=3,
+        description="how many release numbers the version keeps: 1.4.2 → 1.4 with 2",
+    )
     setup_commits: dict[str, str] = Field(
         default_factory=dict, description="version → environment_setup_commit"
     )
@@ -116,12 +137,22 @@ class VersionSection(_Model):
 class RepoSpec(_Model):
     """One repository's environment spec file."""
 
-    schema_version: int = SPEC_SCHEMA_VERSION
-    repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
-    note: str = ""
-    version: VersionSection = Field(default_factory=VersionSection)
-    defaults: Settings = Field(default_factory=Settings)
-    environments: list[Entry] = Field(default_factory=lambda: [Entry()])
+    schema_version: int = Field(
+        default=SPEC_SCHEMA_VERSION, description="the spec format's version"
+    )
+    repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$", description="owner/name")
+    note: str = Field(default="", description="free text for maintainers")
+    version: VersionSection = Field(
+        default_factory=VersionSection,
+        description="How an instance's version is read at its base commit (first rule that hits).",
+    )
+    defaults: Settings = Field(
+        default_factory=Settings, description="Settings of every entry; an entry's own fields win."
+    )
+    environments: list[Entry] = Field(
+        default_factory=lambda: [Entry()],
+        description="Entries per version range (PEP 440); the first match wins.",
+    )
 
     @field_validator("schema_version")
     @classmethod

@@ -27,8 +27,14 @@ class VersionRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["file", "metadata", "git-tag"]
-    path: str = ""  # kind=file: the file; kind=metadata: the project dir ("" = root)
+    kind: Literal["file", "metadata", "git-tag"] = Field(
+        description="file: a regex over a file; metadata: the package metadata; "
+        "git-tag: nearest tag"
+    )
+    path: str = Field(
+        default="",
+        description="kind = file: the file; kind = metadata: the project dir (empty: the root)",
+    )
     pattern: str = Field(
         default="", description="regex with one group (file: the version; git-tag: tag filter)"
     )
