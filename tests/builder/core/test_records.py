@@ -77,10 +77,11 @@ def test_instance_row_has_swe_bench_columns_first_with_json_lists():
 
 
 def test_status_classes_are_explicit():
-    assert {s for s in TestStatus if s.is_pass} == {TestStatus.PASSED, TestStatus.XFAIL}
+    assert {s for s in TestStatus if s.is_pass} == {TestStatus.PASSED}
     assert {s for s in TestStatus if s.is_fail} == {
-        TestStatus.FAILED, TestStatus.ERROR, TestStatus.XPASS, TestStatus.MISSING,
+        TestStatus.FAILED, TestStatus.ERROR, TestStatus.MISSING,
     }  # fmt: skip
+    assert {s for s in TestStatus if s.is_expected_outcome} == {TestStatus.XFAIL, TestStatus.XPASS}
     assert not TestStatus.SKIPPED.is_pass and not TestStatus.SKIPPED.is_fail
 
 
