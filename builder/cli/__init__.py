@@ -8,7 +8,7 @@ import os
 import sys
 from types import ModuleType
 
-from builder.cli import build, collect, config, demo, diff, doctor, images, publish
+from builder.cli import build, collect, config, demo, diff, doctor, images, publish, store
 from builder.core import __version__
 from builder.core.errors import SwtError
 
@@ -21,6 +21,7 @@ COMMANDS: dict[str, ModuleType] = {
     "publish": publish,
     "images": images,
     "doctor": doctor,
+    "store": store,
 }
 """Each command module has ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``."""
 
