@@ -30,30 +30,49 @@ def compare_labels(instance: Instance, reference: dict[str, tuple[str, ...]]) ->
         for test in json.loads(instance.run_metadata.get("expected_outcome_tests", "[]"))
     }
     reference_empty = not any(reference[name] for name in LISTS)
+    theirs = {
+        name: _keyed(reference[name], lambda test: reference_key(test, runner)) for name in LISTS
+    }
+    ours = {
+        name: _keyed(getattr(instance, name), lambda test: our_key(test, runner)) for name in LISTS
+    }
+    extra = {name: ours[name].keys() - theirs[name].keys() for name in LISTS}
+    sympy_last = (
+        causes.sympy_last_tests(
+            [ours[name][key] for name in LISTS for key in extra[name]],
+            [ours[name][key] for name in LISTS for key in ours[name].keys() - extra[name]],
+        )
+        if runner == "sympy"
+        else {}
+    )
     result: dict[str, Any] = {"runner": runner}
     for name in LISTS:
-        theirs = _keyed(reference[name], lambda test: reference_key(test, runner))
-        ours = _keyed(getattr(instance, name), lambda test: our_key(test, runner))
         missing = [
             _difference(
-                theirs[key],
+                theirs[name][key],
                 *causes.missing_cause(
-                    theirs[key],
-                    junk=is_junk(theirs[key], runner),
+                    theirs[name][key],
+                    junk=is_junk(theirs[name][key], runner),
                     expected_outcome=key in expected,
                 ),
             )
-            for key in sorted(theirs.keys() - ours.keys())
+            for key in sorted(theirs[name].keys() - ours[name].keys())
         ]
-        extra = [
-            _difference(ours[key], *causes.extra_cause(reference_empty=reference_empty))
-            for key in sorted(ours.keys() - theirs.keys())
+        added = [
+            _difference(
+                ours[name][key],
+                *causes.extra_cause(
+                    reference_empty=reference_empty,
+                    sympy_last=sympy_last.get(ours[name][key], ""),
+                ),
+            )
+            for key in sorted(extra[name])
         ]
         result[name] = {
-            "exact": not missing and not extra,
-            "jaccard": jaccard(set(theirs), set(ours)),
+            "exact": not missing and not added,
+            "jaccard": jaccard(set(theirs[name]), set(ours[name])),
             "missing": missing,
-            "extra": extra,
+            "extra": added,
         }
     return result
 

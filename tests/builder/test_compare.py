@@ -55,6 +55,28 @@ def test_sympy_ids_compare_as_bare_names() -> None:
     assert labels["FAIL_TO_PASS"]["exact"] and labels["PASS_TO_PASS"]["exact"]
 
 
+def test_sympys_missing_last_test_of_a_file_is_named_by_its_pattern() -> None:
+    path = "sympy/core/tests/test_basic.py::"
+    other = "sympy/core/tests/test_other.py::"
+    alone = "sympy/core/tests/test_alone.py::"
+    ours = make_instance(
+        FAIL_TO_PASS=(path + "test_new",),
+        PASS_TO_PASS=(
+            path + "test_a", path + "test_z", other + "test_b", other + "test_c",
+            other + "test_d", alone + "test_e",
+        ),
+        run_metadata={"runner": "sympy"},
+    )  # fmt: skip
+    labels = _labels(ours, ("test_new",), ("test_a", "test_b"))
+    extra = {item["id"]: item["cause"] for item in labels["PASS_TO_PASS"]["extra"]}
+    assert extra == {
+        path + "test_z": causes.SYMPY_LAST_TEST,  # the one test of its file the reference lacks
+        other + "test_c": causes.UNEXPLAINED,  # two of one file: not the artifact
+        other + "test_d": causes.UNEXPLAINED,
+        alone + "test_e": causes.UNEXPLAINED,  # nothing of its file listed: no pattern
+    }
+
+
 def test_django_ids_compare_in_their_name_module_class_form() -> None:
     ours = make_instance(
         FAIL_TO_PASS=("tests/queries/tests.py::Queries1Tests::test_ticket_1",),
