@@ -1,5 +1,4 @@
-"""Test ids in the reference's form: ours mapped through the runner's ``swe_bench_id``, both
-sides cut at the first whitespace as SWE-bench's log parser cuts them."""
+"""Test ids in the reference's form per runner, cut at the first whitespace as SWE-bench did."""
 
 from __future__ import annotations
 

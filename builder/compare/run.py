@@ -1,5 +1,4 @@
-"""The comparison loop: every reference instance compared, totals per repository, the JSON
-report rewritten atomically as it goes so an interrupted run keeps what it compared."""
+"""The comparison loop: totals per repository, the JSON report rewritten atomically as it goes."""
 
 from __future__ import annotations
 

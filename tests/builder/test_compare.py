@@ -243,3 +243,9 @@ def test_the_cli_names_a_missing_dataset_dir_in_one_line(tmp_path: Path, capsys)
     code = main(["compare", "--reference", str(reference), "--ours", str(tmp_path / "none")])
     assert code == 2
     assert "no instances.jsonl" in capsys.readouterr().err
+
+
+def test_the_cli_names_a_missing_reference_file_in_one_line(tmp_path: Path, capsys) -> None:
+    code = main(["compare", "--reference", str(tmp_path / "none.jsonl"), "--ours", str(tmp_path)])
+    assert code == 2
+    assert "no such file" in capsys.readouterr().err
