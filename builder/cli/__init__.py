@@ -8,7 +8,18 @@ import os
 import sys
 from types import ModuleType
 
-from builder.cli import build, collect, config, demo, diff, doctor, images, publish, store
+from builder.cli import (
+    build,
+    collect,
+    compare,
+    config,
+    demo,
+    diff,
+    doctor,
+    images,
+    publish,
+    store,
+)
 from builder.core import __version__
 from builder.core.errors import SwtError
 
@@ -18,6 +29,7 @@ COMMANDS: dict[str, ModuleType] = {
     "config": config,
     "demo": demo,
     "diff": diff,
+    "compare": compare,
     "publish": publish,
     "images": images,
     "doctor": doctor,

@@ -1,0 +1,43 @@
+"""Test ids in the reference's form per runner, cut at the first whitespace as SWE-bench did."""
+
+from __future__ import annotations
+
+import re
+
+from validation.runs.runners import make_runner
+
+DEFAULT_RUNNER = "pytest"
+"""The runner of an instance whose run_metadata names none (pytest node ids)."""
+
+_JUNK = re.compile(r"^\[\s*\d+%\]$")
+"""pytest's progress column (``[100%]``), which SWE-bench's parser read as a test id."""
+
+
+def cut(test_id: str) -> str:
+    """``test_id`` up to its first whitespace: SWE-bench splits each log line there, so a
+    pytest parametrize id with a space (``test_x[a b]``) is recorded as ``test_x[a``."""
+    parts = test_id.split(maxsplit=1)
+    return parts[0] if parts else ""
+
+
+def reference_key(test_id: str, runner: str) -> str:
+    """The key a reference id is compared by: pytest ids cut at the first whitespace; the
+    ``name (module.Class)`` form of Django/unittest and sympy's bare names as they are."""
+    return cut(test_id) if runner == DEFAULT_RUNNER else test_id.strip()
+
+
+def our_key(test_id: str, runner: str) -> str:
+    """The key one of our ``path::[Class::]name`` ids is compared by (the reference's form);
+    an unknown runner raises ValueError (run_metadata names only kinds a spec may name)."""
+    return reference_key(make_runner(runner).swe_bench_id(test_id), runner)
+
+
+def is_junk(test_id: str, runner: str) -> bool:
+    """A reference id that names no test: pytest's progress column, an empty id, or (pytest) an
+    id with no ``::`` node separator outside its parametrize brackets."""
+    text = test_id.strip()
+    if not text or _JUNK.match(text):
+        return True
+    if runner == DEFAULT_RUNNER:
+        return "::" not in text.split("[", 1)[0]
+    return False

@@ -1,0 +1,89 @@
+"""One instance compared: its labels against the reference's, each difference with a cause."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from builder.compare import causes
+from builder.compare.ids import DEFAULT_RUNNER, is_junk, our_key, reference_key
+from builder.core.records import Instance
+
+LISTS = ("FAIL_TO_PASS", "PASS_TO_PASS")
+
+
+def jaccard(left: set[str], right: set[str]) -> float:
+    """|left ∩ right| / |left ∪ right|; two empty sets agree fully (1.0)."""
+    union = left | right
+    return 1.0 if not union else len(left & right) / len(union)
+
+
+def compare_labels(instance: Instance, reference: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """Per list: exact or not, the P→P-style Jaccard, and the missing/extra ids with causes.
+
+    ``reference`` maps ``FAIL_TO_PASS``/``PASS_TO_PASS`` to the reference's ids; missing ids
+    are the reference's (as written), extra ids ours (as written)."""
+    runner = instance.run_metadata.get("runner", DEFAULT_RUNNER)
+    expected = {
+        our_key(test, runner)
+        for test in json.loads(instance.run_metadata.get("expected_outcome_tests", "[]"))
+    }
+    reference_empty = not any(reference[name] for name in LISTS)
+    theirs = {
+        name: _keyed(reference[name], lambda test: reference_key(test, runner)) for name in LISTS
+    }
+    ours = {
+        name: _keyed(getattr(instance, name), lambda test: our_key(test, runner)) for name in LISTS
+    }
+    extra = {name: ours[name].keys() - theirs[name].keys() for name in LISTS}
+    sympy_last = (
+        causes.sympy_last_tests(
+            [ours[name][key] for name in LISTS for key in extra[name]],
+            [ours[name][key] for name in LISTS for key in ours[name].keys() - extra[name]],
+        )
+        if runner == "sympy"
+        else {}
+    )
+    result: dict[str, Any] = {"runner": runner}
+    for name in LISTS:
+        missing = [
+            _difference(
+                theirs[name][key],
+                *causes.missing_cause(
+                    theirs[name][key],
+                    junk=is_junk(theirs[name][key], runner),
+                    expected_outcome=key in expected,
+                ),
+            )
+            for key in sorted(theirs[name].keys() - ours[name].keys())
+        ]
+        added = [
+            _difference(
+                ours[name][key],
+                *causes.extra_cause(
+                    reference_empty=reference_empty,
+                    sympy_last=sympy_last.get(ours[name][key], ""),
+                ),
+            )
+            for key in sorted(extra[name])
+        ]
+        result[name] = {
+            "exact": not missing and not added,
+            "jaccard": jaccard(set(theirs[name]), set(ours[name])),
+            "missing": missing,
+            "extra": added,
+        }
+    return result
+
+
+def _keyed(tests: Iterable[str], key) -> dict[str, str]:
+    """Each test's comparison key and the first id (as written) that has it."""
+    keyed: dict[str, str] = {}
+    for test in tests:
+        keyed.setdefault(key(test), test)
+    return keyed
+
+
+def _difference(test: str, cause: str, evidence: str) -> dict[str, str]:
+    return {"id": test, "cause": cause, **({"evidence": evidence} if evidence else {})}

@@ -1,0 +1,149 @@
+"""The comparison loop: totals per repository, the JSON report rewritten atomically as it goes."""
+
+from __future__ import annotations
+
+import collections
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from builder.compare import causes, decisions
+from builder.compare.inputs import Drop, Reference
+from builder.compare.instance import compare_labels
+from builder.core.files import atomic_write_text
+from builder.core.records import Instance
+
+ALL = "all"
+"""The row of the totals over every repository."""
+WRITE_EVERY = 50
+"""How many instances are compared between two rewrites of the JSON report."""
+
+
+@dataclass
+class Totals:
+    """Counters of one repository (or all): records, kept, exact lists, P→P Jaccard sum."""
+
+    records: int = 0
+    kept: int = 0
+    exact_fail_to_pass: int = 0
+    exact_pass_to_pass: int = 0
+    jaccard_sum: float = 0.0
+    causes: collections.Counter = field(default_factory=collections.Counter)
+    decisions: collections.Counter = field(default_factory=collections.Counter)
+    our_reasons: collections.Counter = field(default_factory=collections.Counter)
+    """Our drop reasons of the instances we drop and they keep."""
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.records += row["in_reference"]
+        if "labels" in row:
+            labels = row["labels"]
+            self.kept += 1
+            self.exact_fail_to_pass += labels["FAIL_TO_PASS"]["exact"]
+            self.exact_pass_to_pass += labels["PASS_TO_PASS"]["exact"]
+            self.jaccard_sum += labels["PASS_TO_PASS"]["jaccard"]
+            for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+                for side in ("missing", "extra"):
+                    self.causes.update(item["cause"] for item in labels[name][side])
+        if "decision" in row:
+            self.decisions[row["decision"]] += 1
+            if row["decision"] == decisions.WE_DROP_THEY_KEEP:
+                self.our_reasons[row["ours"]["reason"]] += 1
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "kept": self.kept,
+            "exact_fail_to_pass": self.exact_fail_to_pass,
+            "exact_pass_to_pass": self.exact_pass_to_pass,
+            "mean_pass_to_pass_jaccard": self.jaccard_sum / self.kept if self.kept else None,
+            "causes": {cause: self.causes[cause] for cause in causes.CAUSES},
+            "decisions": dict(sorted(self.decisions.items())),
+            "we_drop_they_keep_reasons": dict(sorted(self.our_reasons.items())),
+        }
+
+
+def compare_row(
+    instance_id: str,
+    reference: Reference | None,
+    ours: Instance | None,
+    drop: Drop | None,
+    excluded: set[str] | None,
+) -> dict[str, Any]:
+    """One instance's line of the report; ``excluded`` None: no exclusion list was given."""
+    repo = (
+        reference.repo
+        if reference
+        else ours.repo
+        if ours
+        else instance_id.rpartition("-")[0].replace("__", "/", 1)
+    )
+    row: dict[str, Any] = {"instance_id": instance_id, "repo": repo}
+    row["in_reference"] = reference is not None
+    if ours is not None:
+        row["ours"] = {"kept": True}
+    elif drop is not None:
+        row["ours"] = {"kept": False, "stage": drop.stage, "reason": drop.reason}
+    else:
+        row["ours"] = None
+    if excluded is not None:
+        row["decision"] = decisions.decision(
+            ours is not None, drop is not None, instance_id in excluded
+        )
+    if reference is not None and ours is not None:
+        row["labels"] = compare_labels(
+            ours, {"FAIL_TO_PASS": reference.FAIL_TO_PASS, "PASS_TO_PASS": reference.PASS_TO_PASS}
+        )
+    return row
+
+
+def compare(
+    references: list[Reference],
+    ours: dict[str, Instance],
+    drops: dict[str, Drop],
+    excluded: set[str] | None,
+    out: Path | None,
+    on_row: Callable[[dict[str, Any]], None] = lambda row: None,
+) -> dict[str, Totals]:
+    """Compare every reference instance (then excluded ids the reference lacks); totals by
+    repository and ``ALL``. ``out`` is rewritten every ``WRITE_EVERY`` rows and at the end,
+    also when interrupted, with ``complete`` saying whether every instance was compared."""
+    by_id = {reference.instance_id: reference for reference in references}
+    ids = [*by_id, *sorted((excluded or set()) - by_id.keys())]
+    totals: dict[str, Totals] = collections.defaultdict(Totals)
+    rows: list[dict[str, Any]] = []
+    complete = False
+    try:
+        for instance_id in ids:
+            row = compare_row(
+                instance_id,
+                by_id.get(instance_id),
+                ours.get(instance_id),
+                drops.get(instance_id),
+                excluded,
+            )
+            rows.append(row)
+            totals[row["repo"]].add(row)
+            totals[ALL].add(row)
+            on_row(row)
+            if out is not None and len(rows) % WRITE_EVERY == 0:
+                write_report(out, totals, rows, complete=False)
+        complete = True
+    finally:
+        if out is not None:
+            write_report(out, totals, rows, complete=complete)
+    return dict(totals)
+
+
+def write_report(
+    out: Path, totals: dict[str, Totals], rows: list[dict[str, Any]], complete: bool
+) -> None:
+    """The whole report as one JSON file, written atomically."""
+    report = {
+        "complete": complete,
+        "compared": len(rows),
+        "repositories": {repo: totals[repo].summary() for repo in sorted(totals)},
+        "instances": rows,
+    }
+    atomic_write_text(out, json.dumps(report, indent=1, sort_keys=True) + "\n")

@@ -1,0 +1,47 @@
+"""The tables `swt-builder compare` prints: labels per repository, causes, decisions."""
+
+from __future__ import annotations
+
+from builder.compare import causes, decisions
+from builder.compare.run import ALL, Totals
+
+_COLUMNS = ("repository", "records", "kept", "exact F→P", "exact P→P", "mean P→P Jaccard")
+
+
+def render(totals: dict[str, Totals], with_decisions: bool) -> str:
+    """Labels per repository (then all), the causes of the differences, and (with exclusion
+    lists) the decision agreement table."""
+    rows = [
+        _row(repo, totals[repo]) for repo in [*sorted(set(totals) - {ALL}), ALL] if repo in totals
+    ]
+    lines = _aligned([_COLUMNS, *rows])
+    every = totals.get(ALL, Totals())
+    lines += ["", "differing ids by cause:"]
+    lines += [f"  {cause:<16} {every.causes[cause]}" for cause in causes.CAUSES]
+    if with_decisions:
+        lines += ["", "keep/drop decisions:"]
+        lines += [f"  {name:<18} {every.decisions[name]}" for name in decisions.DECISIONS]
+        for reason, count in sorted(every.our_reasons.items()):
+            lines.append(f"    {decisions.WE_DROP_THEY_KEEP} because {reason}: {count}")
+    return "\n".join(lines) + "\n"
+
+
+def _row(repo: str, total: Totals) -> tuple[str, ...]:
+    summary = total.summary()
+    jaccard = summary["mean_pass_to_pass_jaccard"]
+    return (
+        repo,
+        str(total.records),
+        str(total.kept),
+        str(total.exact_fail_to_pass),
+        str(total.exact_pass_to_pass),
+        "-" if jaccard is None else f"{jaccard:.3f}",
+    )
+
+
+def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[index]) for row in rows) for index in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]

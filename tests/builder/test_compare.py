@@ -1,0 +1,251 @@
+"""swt-builder compare: labels against a reference per runner's id form, named causes of each
+difference, keep/drop agreement with exclusion lists, the JSON report and the CLI end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builder.cli import main
+from builder.compare import causes, decisions
+from builder.compare.ids import is_junk, our_key, reference_key
+from builder.compare.inputs import Drop, Reference, read_reference
+from builder.compare.instance import compare_labels
+from builder.compare.run import ALL, compare
+from builder.core.records import write_jsonl
+from tests.support.instances import make_instance
+from tests.support.records import swe_record, write_records
+
+SAMPLES = Path(__file__).parent / "samples" / "swe-bench-verified-2.jsonl"
+F2P = ("tests/test_stats.py::test_even",)
+P2P = ("tests/test_stats.py::test_existing",)
+
+
+def _labels(instance, fail_to_pass=F2P, pass_to_pass=P2P):
+    return compare_labels(instance, {"FAIL_TO_PASS": fail_to_pass, "PASS_TO_PASS": pass_to_pass})
+
+
+def test_identical_pytest_lists_are_exact() -> None:
+    labels = _labels(make_instance())
+    assert labels["FAIL_TO_PASS"] == {"exact": True, "jaccard": 1.0, "missing": [], "extra": []}
+    assert labels["PASS_TO_PASS"]["exact"] is True
+
+
+def test_a_missing_and_an_extra_id_are_named_and_unexplained() -> None:
+    ours = make_instance(PASS_TO_PASS=(*P2P, "tests/test_stats.py::test_ours_only"))
+    labels = _labels(ours, pass_to_pass=(*P2P, "tests/test_stats.py::test_theirs_only"))
+    p2p = labels["PASS_TO_PASS"]
+    assert p2p["missing"] == [
+        {"id": "tests/test_stats.py::test_theirs_only", "cause": causes.UNEXPLAINED}
+    ]
+    assert p2p["extra"] == [{"id": "tests/test_stats.py::test_ours_only", "cause": "unexplained"}]
+    assert p2p["exact"] is False and p2p["jaccard"] == pytest.approx(1 / 3)
+    assert labels["FAIL_TO_PASS"]["exact"] is True
+
+
+def test_sympy_ids_compare_as_bare_names() -> None:
+    ours = make_instance(
+        FAIL_TO_PASS=("sympy/geometry/tests/test_point.py::test_issue_11617",),
+        PASS_TO_PASS=("sympy/geometry/tests/test_point.py::test_point3D",),
+        run_metadata={"runner": "sympy"},
+    )
+    labels = _labels(ours, ("test_issue_11617",), ("test_point3D",))
+    assert labels["FAIL_TO_PASS"]["exact"] and labels["PASS_TO_PASS"]["exact"]
+
+
+def test_sympys_missing_last_test_of_a_file_is_named_by_its_pattern() -> None:
+    path = "sympy/core/tests/test_basic.py::"
+    other = "sympy/core/tests/test_other.py::"
+    alone = "sympy/core/tests/test_alone.py::"
+    ours = make_instance(
+        FAIL_TO_PASS=(path + "test_new",),
+        PASS_TO_PASS=(
+            path + "test_a", path + "test_z", other + "test_b", other + "test_c",
+            other + "test_d", alone + "test_e",
+        ),
+        run_metadata={"runner": "sympy"},
+    )  # fmt: skip
+    labels = _labels(ours, ("test_new",), ("test_a", "test_b"))
+    extra = {item["id"]: item["cause"] for item in labels["PASS_TO_PASS"]["extra"]}
+    assert extra == {
+        path + "test_z": causes.SYMPY_LAST_TEST,  # the one test of its file the reference lacks
+        other + "test_c": causes.UNEXPLAINED,  # two of one file: not the artifact
+        other + "test_d": causes.UNEXPLAINED,
+        alone + "test_e": causes.UNEXPLAINED,  # nothing of its file listed: no pattern
+    }
+
+
+def test_django_ids_compare_in_their_name_module_class_form() -> None:
+    ours = make_instance(
+        FAIL_TO_PASS=("tests/queries/tests.py::Queries1Tests::test_ticket_1",),
+        PASS_TO_PASS=("tests/queries/tests.py::Queries1Tests::test_ticket_2",),
+        run_metadata={"runner": "django"},
+    )
+    labels = _labels(
+        ours,
+        ("test_ticket_1 (queries.tests.Queries1Tests)",),
+        ("test_ticket_2 (queries.tests.Queries2Tests)",),
+    )
+    assert labels["FAIL_TO_PASS"]["exact"] is True
+    assert labels["PASS_TO_PASS"]["missing"][0]["id"] == (
+        "test_ticket_2 (queries.tests.Queries2Tests)"
+    )
+    assert labels["PASS_TO_PASS"]["extra"][0]["id"] == (
+        "tests/queries/tests.py::Queries1Tests::test_ticket_2"
+    )
+
+
+def test_a_parametrize_id_with_a_space_matches_swe_benchs_cut() -> None:
+    ours = make_instance(PASS_TO_PASS=("tests/test_stats.py::test_fmt[a b]",))
+    labels = _labels(ours, pass_to_pass=("tests/test_stats.py::test_fmt[a",))
+    assert labels["PASS_TO_PASS"]["exact"] is True
+    assert our_key("tests/t.py::test_fmt[a b]", "pytest") == "tests/t.py::test_fmt[a"
+
+
+def test_a_parametrize_id_embedding_a_path_is_kept_whole() -> None:
+    test = "tests/test_x.py::test_file[data/a.py::case]"
+    assert reference_key(test, "pytest") == our_key(test, "pytest") == test
+    assert not is_junk(test, "pytest")
+    assert is_junk("[100%]", "pytest") and is_junk("test_x[a::b]", "pytest")
+    assert not is_junk("test_point3D", "sympy")
+
+
+def test_an_xfail_test_we_exclude_is_named_with_its_evidence() -> None:
+    xfail = "tests/test_stats.py::test_known_bug"
+    ours = make_instance(run_metadata={"expected_outcome_tests": json.dumps([xfail])})
+    missing = _labels(ours, pass_to_pass=(*P2P, xfail))["PASS_TO_PASS"]["missing"]
+    assert missing == [
+        {
+            "id": xfail,
+            "cause": causes.XFAIL_EXCLUDED,
+            "evidence": "in run_metadata.expected_outcome_tests",
+        }
+    ]
+
+
+def test_empty_reference_lists_name_the_aborted_run() -> None:
+    extra = _labels(make_instance(), (), ())["FAIL_TO_PASS"]["extra"]
+    assert [item["cause"] for item in extra] == [causes.REFERENCE_EMPTY]
+
+
+def test_real_records_junk_progress_column_and_sympy_names() -> None:
+    references = {reference.instance_id: reference for reference in read_reference(str(SAMPLES))}
+    pytest_ref = references["pytest-dev__pytest-5262"]
+    ours = make_instance(
+        instance_id=pytest_ref.instance_id,
+        repo="pytest-dev/pytest",
+        FAIL_TO_PASS=pytest_ref.FAIL_TO_PASS,
+        PASS_TO_PASS=tuple(test for test in pytest_ref.PASS_TO_PASS if test != "[100%]"),
+    )
+    labels = _labels(ours, pytest_ref.FAIL_TO_PASS, pytest_ref.PASS_TO_PASS)
+    assert labels["FAIL_TO_PASS"]["exact"] is True
+    assert [(item["id"], item["cause"]) for item in labels["PASS_TO_PASS"]["missing"]] == [
+        ("[100%]", causes.JUNK_ID)
+    ]
+    sympy_ref = references["sympy__sympy-11618"]
+    path = "sympy/geometry/tests/test_point.py::"
+    ours = make_instance(
+        FAIL_TO_PASS=tuple(path + name for name in sympy_ref.FAIL_TO_PASS),
+        PASS_TO_PASS=tuple(path + name for name in sympy_ref.PASS_TO_PASS),
+        run_metadata={"runner": "sympy"},
+    )
+    labels = _labels(ours, sympy_ref.FAIL_TO_PASS, sympy_ref.PASS_TO_PASS)
+    assert labels["FAIL_TO_PASS"]["exact"] and labels["PASS_TO_PASS"]["exact"]
+
+
+def test_decisions_agree_and_disagree_with_our_drop_reason() -> None:
+    references = [
+        Reference(f"owner__repo-{number}", "owner/repo", F2P, P2P) for number in (1, 2, 3, 4)
+    ]
+    ours = {"owner__repo-1": make_instance(1), "owner__repo-2": make_instance(2)}
+    drops = {
+        "owner__repo-3": Drop("validate", "flaky"),
+        "owner__repo-4": Drop("validate", "no_fail_to_pass"),
+    }
+    excluded = {"owner__repo-2", "owner__repo-4", "other__repo-9"}
+    totals = compare(references, ours, drops, excluded, out=None)[ALL]
+    assert totals.decisions == {
+        decisions.AGREE_KEEP: 1,
+        decisions.WE_KEEP_THEY_DROP: 1,
+        decisions.WE_DROP_THEY_KEEP: 1,
+        decisions.AGREE_DROP: 1,
+        decisions.NOT_IN_OURS: 1,
+    }
+    assert totals.our_reasons == {"flaky": 1}
+    assert (totals.records, totals.kept, totals.exact_fail_to_pass) == (4, 2, 2)
+
+
+def test_an_interrupted_comparison_keeps_what_it_compared(tmp_path: Path) -> None:
+    references = [Reference(f"owner__repo-{n}", "owner/repo", F2P, P2P) for n in (1, 2, 3)]
+    seen = []
+
+    def interrupt_at_second(row) -> None:
+        seen.append(row["instance_id"])
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    out = tmp_path / "report.json"
+    with pytest.raises(KeyboardInterrupt):
+        compare(references, {"owner__repo-1": make_instance(1)}, {}, None, out, interrupt_at_second)
+    report = json.loads(out.read_text())
+    assert report["complete"] is False
+    assert [row["instance_id"] for row in report["instances"]] == seen
+
+
+def _release(tmp_path: Path) -> Path:
+    dataset = tmp_path / "dataset"
+    write_jsonl(
+        dataset / "instances.jsonl",
+        [make_instance(1), make_instance(2, PASS_TO_PASS=("tests/test_stats.py::test_other",))],
+    )
+    row = {
+        "stage": "validate",
+        "reason": "flaky",
+        "evidence": {},
+        "record": {"instance_id": "owner__repo-3"},
+    }
+    (dataset / "rejected").mkdir()
+    (dataset / "rejected" / "validate.jsonl").write_text(json.dumps(row) + "\n")
+    return dataset
+
+
+def test_the_cli_prints_the_table_and_writes_the_report(tmp_path: Path, capsys) -> None:
+    records = [
+        swe_record(
+            "owner/repo", number, "a" * 40, "p", "t",
+            FAIL_TO_PASS=json.dumps(F2P), PASS_TO_PASS=json.dumps(P2P),
+        )
+        for number in (1, 2, 3)
+    ]  # fmt: skip
+    reference = write_records(tmp_path / "reference.jsonl", records)
+    exclusions = tmp_path / "dropped.txt"
+    exclusions.write_text("# theirs\nowner__repo-2\n")
+    out = tmp_path / "report.json"
+    argv = ["compare", "--reference", str(reference), "--ours", str(_release(tmp_path))]
+    code = main([*argv, "--exclusions", str(exclusions), "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "owner/repo  3        2     2          1          0.500" in printed
+    assert "we_drop_they_keep because flaky: 1" in printed
+    report = json.loads(out.read_text())
+    assert report["complete"] is True and report["compared"] == 3
+    summary = report["repositories"]["all"]
+    assert summary["decisions"] == {"agree_keep": 1, "we_drop_they_keep": 1, "we_keep_they_drop": 1}
+    assert summary["causes"]["unexplained"] == 2
+
+
+def test_the_cli_names_a_missing_dataset_dir_in_one_line(tmp_path: Path, capsys) -> None:
+    reference = write_records(
+        tmp_path / "reference.jsonl", [swe_record("o/r", 1, "a" * 40, "p", "t")]
+    )
+    code = main(["compare", "--reference", str(reference), "--ours", str(tmp_path / "none")])
+    assert code == 2
+    assert "no instances.jsonl" in capsys.readouterr().err
+
+
+def test_the_cli_names_a_missing_reference_file_in_one_line(tmp_path: Path, capsys) -> None:
+    code = main(["compare", "--reference", str(tmp_path / "none.jsonl"), "--ours", str(tmp_path)])
+    assert code == 2
+    assert "no such file" in capsys.readouterr().err
