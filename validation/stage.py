@@ -15,7 +15,7 @@ from packaging.utils import canonicalize_name
 
 from builder.core import __version__
 from builder.core.config import DockerConfig, ValidationConfig
-from builder.core.files import atomic_write_text
+from builder.core.files import atomic_write_text, inside
 from builder.core.pipeline import Outcome, Stage
 from builder.core.records import (
     Candidate,
@@ -134,7 +134,7 @@ class ValidateStage(Stage):
 
     def process(self, record: Candidate) -> Outcome:
         key = self.key(record)
-        logs = self.work_dir / "logs" / record.instance_id / key[:12]
+        logs = inside(self.work_dir / "logs", record.instance_id, key[:12])
         shutil.rmtree(logs, ignore_errors=True)
         try:
             test_files = runnable_test_files(record.test_patch)

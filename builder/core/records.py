@@ -30,6 +30,18 @@ SWE_BENCH_COLUMNS = (
 """The exported columns existing SWE-bench/SWT-Bench harnesses read, in their order."""
 
 
+INSTANCE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+"""What an ``instance_id`` may be: it names run dirs and log dirs, so it must be one plain path
+component (a letter or digit first, then letters, digits, ``.``, ``_``, ``-``; no ``..``)."""
+INSTANCE_ID_MAX_LENGTH = 200
+
+
+def _safe_instance_id(value: str) -> str:
+    if ".." in value:
+        raise ValueError(f"instance_id {value!r} contains '..'")
+    return value
+
+
 V = TypeVar("V")
 SortedDict = Annotated[dict[str, V], AfterValidator(lambda value: dict(sorted(value.items())))]
 """A dict kept in key order, so a record serializes the same fresh or restored from the store."""
@@ -124,7 +136,11 @@ class Problem(Record):
     """The task as SWE-bench states it: the issue, the repository at the fix's base commit, the
     golden patches; each field is a SWE-bench column of the same name, in its order."""
 
-    instance_id: str = Field(min_length=1)
+    instance_id: Annotated[
+        str,
+        Field(pattern=INSTANCE_ID_PATTERN, max_length=INSTANCE_ID_MAX_LENGTH),
+        AfterValidator(_safe_instance_id),
+    ]
     repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
     base_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
     patch: str

@@ -131,3 +131,16 @@ def test_an_instance_carries_its_candidates_problem_and_provenance():
         Instance.from_candidate(candidate, PASS_TO_PASS=())  # FAIL_TO_PASS is required
     with pytest.raises(ValidationError):
         Instance.from_candidate(candidate, FAIL_TO_PASS=(), PASS_TO_PASS=(), source="x")
+
+
+@pytest.mark.parametrize(
+    "instance_id", ["../../x", "/abs/x", "a/b", "..", "a..b", ".x", "-x", "x\n", "", "a" * 201]
+)
+def test_instance_ids_must_be_one_safe_path_component(instance_id):
+    with pytest.raises(ValidationError, match="instance_id"):
+        _candidate(instance_id=instance_id)
+
+
+@pytest.mark.parametrize("instance_id", ["o__r-1", "django__django-11099", "A.b_c-9", "a" * 200])
+def test_swe_bench_style_ids_are_safe(instance_id):
+    assert _candidate(instance_id=instance_id).instance_id == instance_id
