@@ -42,6 +42,26 @@ def _safe_instance_id(value: str) -> str:
     return value
 
 
+def _utf8_text(value: Any) -> Any:
+    """``value`` if every string in it is valid UTF-8 text (no lone surrogates, which JSON's
+    ``\\ud800`` escapes and ``surrogateescape`` decoding produce); ValueError otherwise."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"not valid UTF-8 text: {error.reason} at character {error.start}"
+            ) from error
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _utf8_text(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _utf8_text(key)
+            _utf8_text(item)
+    return value
+
+
 V = TypeVar("V")
 SortedDict = Annotated[dict[str, V], AfterValidator(lambda value: dict(sorted(value.items())))]
 """A dict kept in key order, so a record serializes the same fresh or restored from the store."""
@@ -150,6 +170,13 @@ class Problem(Record):
     created_at: str = Field(min_length=1)
     version: str = ""
     environment_setup_commit: str = ""
+
+    @field_validator("*")
+    @classmethod
+    def _text_is_utf8(cls, value: Any) -> Any:
+        """Every text field of a problem and of the records built on it (Candidate, Instance)
+        is valid UTF-8: it is written to the store, to JSONL and to parquet as such."""
+        return _utf8_text(value)
 
 
 class Provenance(Record):
@@ -279,13 +306,13 @@ def write_jsonl(path: Path, records: Iterable[Record]) -> int:
 
 def read_jsonl(path: Path, model: type[R]) -> Iterator[R]:
     """Read records of one type from a JSONL file; a bad line raises with its line number."""
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                yield model.from_json(line)
-            except ValueError as error:
+                yield model.from_json(line.decode("utf-8"))
+            except ValueError as error:  # UnicodeDecodeError is one too
                 raise ValueError(
                     f"{path}:{number}: not a valid {model.__name__}: {error}"
                 ) from error

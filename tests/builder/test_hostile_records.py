@@ -1,5 +1,6 @@
-"""Hostile instance ids (``../x``, ``/abs/x``) are malformed records and touch nothing outside
-the work dir: on a real build, and in the validation stage should one get past the source."""
+"""Hostile records on a real build: ids like ``../x`` and ``/abs/x`` are malformed and touch
+nothing outside the work dir (the validation stage refuses one should it get past the source),
+and text that is not UTF-8 is malformed without stopping the build."""
 
 import json
 from pathlib import Path
@@ -51,6 +52,26 @@ def test_a_build_drops_hostile_ids_and_writes_nothing_outside_the_work_dir(tmp_p
     origins = [row["evidence"]["origin"] for row in dropped]
     assert origins == [f"source.jsonl:{n}" for n in range(1, len(HOSTILE) + 1)]
     assert all("instance_id" in row["evidence"]["error"] for row in dropped)
+
+
+def test_a_build_drops_text_that_is_not_utf8_and_reads_the_rest(tmp_path):
+    good = swe_record("o/r", 1, SHA, "p", "t", instance_id="good")
+    surrogate = swe_record("o/r", 2, SHA, "p", "t", problem_statement="\ud800")
+    source = tmp_path / "source.jsonl"
+    lines = [json.dumps(surrogate).encode(), b'{"instance_id": "\xff"}', json.dumps(good).encode()]
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    config = tmp_path / "swt-builder.toml"  # the good record's repository: absent, no network
+    config.write_text(f'[repos]\n"o/r" = "{tmp_path / "absent"}"\n')
+    work = tmp_path / "work"
+    argv = ["build", "--config", str(config), "--source", str(source), "--work-dir", str(work)]
+    argv += ["--output-dir", str(tmp_path / "dist"), "--set", "validation.backend=local"]
+    assert main([*argv, "--no-progress"]) == 1
+    dropped = [json.loads(line) for line in (work / "rejected" / "source.jsonl").open()]
+    assert [row["evidence"]["origin"] for row in dropped] == ["source.jsonl:1", "source.jsonl:2"]
+    assert {row["reason"] for row in dropped} == {DropReason.MALFORMED_RECORD.value}
+    assert dropped[0]["record"]["problem_statement"] == "\ud800"
+    validated = [json.loads(line) for line in (work / "rejected" / "validate.jsonl").open()]
+    assert [row["record"]["instance_id"] for row in validated] == ["good"]
 
 
 @pytest.mark.parametrize("hostile", ["../../../canary", "/abs/x", ".."])
