@@ -12,6 +12,7 @@ from builder.core.executor import Executor
 from builder.core.pipeline import RejectedLog, StageStats, funnel_lines, run_stage
 from builder.core.records import write_jsonl
 from builder.core.store import ResultStore
+from builder.core.worklock import work_dir_lock
 from builder.progress import Progress
 from builder.release.publish import PublishError, publish_release, publish_target
 from builder.release.write import write_config_json, write_release
@@ -158,9 +159,18 @@ def build(
     neither created nor touched (an earlier release there stays as it was), nothing is
     published, the drop evidence goes to ``<work_dir>/rejected/<stage>.jsonl`` and a line
     says so; the result has ``instances`` 0 (the CLI then exits 1).
+
+    The work dir is locked for the whole build (``builder.core.worklock``): a second build or
+    collect on it raises WorkDirBusy naming the holder, instead of sharing its store.
     """
     if config.source.kind == "swe-bench" and not config.source.path:
         raise ConfigError("no source: set source.path (a SWE-bench-format JSONL/parquet/dataset)")
+    with work_dir_lock(config.work_dir, "build"):  # WorkDirBusy if another build holds it
+        return _build(config, progress, echo)
+
+
+def _build(config: Config, progress: bool, echo: Callable[[str], None]) -> BuildResult:
+    """The build, its work dir held."""
     store = ResultStore(config.work_dir / "store")
     rejected = RejectedLog()
 

@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile
 
+from builder.core.diffs import lf_lines, parse_patch
 from builder.core.errors import SwtError
 
 __all__ = [
@@ -205,7 +205,7 @@ def _parse_section(text: str, line_no: int) -> _FileDiff:
     """Parse and validate one file's section; ``line_no`` locates it in the whole diff."""
     patched = _unidiff_file(text, line_no)
     path = _unquote_path(patched.path)
-    lines = _split_lines(text)
+    lines = _split_lines(lf_lines(text))  # checked as parsed; ``text`` is kept as it is
     headers = _extended_headers(lines)
     _check_layout(lines[1 + len(headers) :], patched, line_no + 1 + len(headers), path)
     is_copy = any(h.startswith("copy to ") for h in headers)
@@ -222,7 +222,7 @@ def _parse_section(text: str, line_no: int) -> _FileDiff:
 def _unidiff_file(text: str, line_no: int) -> PatchedFile:
     """Parse a one-file section with unidiff, turning its errors into UnparsableDiff."""
     try:
-        patch_set = PatchSet(text)
+        patch_set = parse_patch(text)
     except UnidiffParseError as error:
         raise UnparsableDiff(f"file diff starting at line {line_no}: {error}") from error
     if len(patch_set) != 1:

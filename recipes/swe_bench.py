@@ -39,11 +39,16 @@ def read_raw(location: str, split: str = "test") -> Iterator[tuple[str, dict[str
 def _read_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any] | str]]:
     if not path.is_file():
         raise SourceError(f"no such file: {path}")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+    with path.open("rb") as handle:  # decoded line by line: one bad line drops that record
+        for number, data in enumerate(handle, start=1):
+            if not data.strip():
                 continue
             origin = f"{path.name}:{number}"
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as error:
+                yield origin, f"not UTF-8: {error.reason} at byte {error.start}"
+                continue
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as error:
@@ -94,24 +99,37 @@ def _as_date(value: Any) -> str:
     raise ValueError(f"created_at must be a date, got {value!r}")
 
 
+def _text(raw: dict[str, Any], field: str) -> str:
+    """A text column: bytes (a parquet binary column) must be UTF-8; other values as text."""
+    value = raw.get(field)
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{field}: not UTF-8: {error.reason} at byte {error.start}") from error
+    return str(value)
+
+
 def to_candidate(raw: dict[str, Any]) -> Candidate:
     """Convert one SWE-bench row; raises ValueError naming what is wrong."""
     missing = [field for field in _REQUIRED if not raw.get(field)]
     if missing:
         raise ValueError(f"missing or empty field(s): {', '.join(missing)}")
-    instance_id = str(raw["instance_id"])
+    instance_id = _text(raw, "instance_id")
     pull = _PULL_NUMBER.search(instance_id)
     return Candidate(
         instance_id=instance_id,
-        repo=str(raw["repo"]),
-        base_commit=str(raw["base_commit"]),
-        patch=str(raw["patch"]),
-        test_patch=str(raw["test_patch"]),
-        problem_statement=str(raw["problem_statement"]),
-        hints_text=str(raw.get("hints_text") or ""),
+        repo=_text(raw, "repo"),
+        base_commit=_text(raw, "base_commit"),
+        patch=_text(raw, "patch"),
+        test_patch=_text(raw, "test_patch"),
+        problem_statement=_text(raw, "problem_statement"),
+        hints_text=_text(raw, "hints_text"),
         created_at=_as_date(raw.get("created_at")),
-        version=str(raw.get("version") or ""),
-        environment_setup_commit=str(raw.get("environment_setup_commit") or ""),
+        version=_text(raw, "version"),
+        environment_setup_commit=_text(raw, "environment_setup_commit"),
         pull_number=int(pull.group(1)) if pull else None,
         source=SOURCE_NAME,
         reference_fail_to_pass=_as_list(raw.get("FAIL_TO_PASS"), "FAIL_TO_PASS"),

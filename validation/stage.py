@@ -9,13 +9,13 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import unidiff
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from builder.core import __version__
 from builder.core.config import DockerConfig, ValidationConfig
-from builder.core.files import atomic_write_text
+from builder.core.diffs import parse_patch
+from builder.core.files import atomic_write_text, inside
 from builder.core.pipeline import Outcome, Stage
 from builder.core.records import (
     Candidate,
@@ -134,7 +134,7 @@ class ValidateStage(Stage):
 
     def process(self, record: Candidate) -> Outcome:
         key = self.key(record)
-        logs = self.work_dir / "logs" / record.instance_id / key[:12]
+        logs = inside(self.work_dir / "logs", record.instance_id, key[:12])
         shutil.rmtree(logs, ignore_errors=True)
         try:
             test_files = runnable_test_files(record.test_patch)
@@ -464,7 +464,7 @@ def _grade_drop(graded: Grade, golden: _Runs) -> Outcome | None:
 
 def _existing_test_files(test_patch: str) -> list[str]:
     """Python test files the test patch modifies or deletes: they exist at the base commit."""
-    patch_set = unidiff.PatchSet(test_patch)
+    patch_set = parse_patch(test_patch)
     return sorted(
         {
             patched.source_file.removeprefix("a/")
@@ -477,7 +477,7 @@ def _existing_test_files(test_patch: str) -> list[str]:
 
 
 def _patch_files(patch: str) -> list[str]:
-    return sorted(patched.path for patched in unidiff.PatchSet(patch))
+    return sorted(patched.path for patched in parse_patch(patch))
 
 
 def _with_runs(outcome: Outcome, logs: Path) -> Outcome:

@@ -11,6 +11,7 @@ from typing import Any
 from builder.cli import options
 from builder.core.pipeline import RejectedLog
 from builder.core.store import ResultStore
+from builder.core.worklock import work_dir_lock
 from recipes.github.collect import STAGE, collect_for_config
 
 HELP = "collect candidates from GitHub by recipes"
@@ -53,10 +54,13 @@ def _collect(
     from recipes.github.client import GitHubUnavailable
     from recipes.recipe import RecipeError
 
-    store = ResultStore(config.work_dir / "store")
     rejected = RejectedLog()
     try:
-        with Progress("collect", "PR", enabled=progress, echo=echo) as bar:
+        with (
+            work_dir_lock(config.work_dir, "collect"),  # it writes the store a build reads
+            Progress("collect", "PR", enabled=progress, echo=echo) as bar,
+        ):
+            store = ResultStore(config.work_dir / "store")
             run = collect_for_config(config, store, rejected, echo=bar.echo, progress=bar)
     except RecipeError as error:
         print(f"swt-builder collect: {error}", file=sys.stderr)

@@ -9,6 +9,7 @@ from pathlib import Path
 from builder.cli import options
 from builder.core.config import ConfigError
 from builder.core.store import STALE_TEMPORARY_S, ResultStore
+from builder.core.worklock import work_dir_lock
 from builder.progress import Progress
 
 HELP = "the result store: check every entry, remove unusable ones (--fix)"
@@ -34,8 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = ResultStore(options.load(args).work_dir / "store")
-    return check(store, fix=args.fix, progress=not args.no_progress)
+    work_dir = options.load(args).work_dir
+    store = ResultStore(work_dir / "store")
+    if not args.fix:
+        return check(store, progress=not args.no_progress)
+    with work_dir_lock(work_dir, "store check --fix"):  # never remove what a build is writing
+        return check(store, fix=True, progress=not args.no_progress)
 
 
 def check(

@@ -1,4 +1,4 @@
-"""Atomic file writes, canonical JSON text and file hashes."""
+"""Atomic file writes, paths kept inside their root, canonical JSON text and file hashes."""
 
 from __future__ import annotations
 
@@ -8,6 +8,26 @@ import os
 import secrets
 from pathlib import Path
 from typing import Any
+
+from builder.core.errors import SwtError
+
+
+class OutsideRoot(SwtError, ValueError):
+    """A path made from record data would leave the directory it belongs in."""
+
+
+def inside(root: Path, *parts: str) -> Path:
+    """``root / parts...``; raises OutsideRoot unless it lies strictly under ``root`` (both
+    resolved, so ``..`` and absolute parts are caught; the path returned is not resolved).
+
+    Every path built from record data (instance ids, repository names) goes through here, so a
+    hostile value (``../x``, ``/abs/x``) cannot make the toolkit write or delete elsewhere."""
+    base = Path(root).resolve()
+    path = Path(root).joinpath(*parts)
+    resolved = path.resolve()
+    if resolved == base or not resolved.is_relative_to(base):
+        raise OutsideRoot(f"{'/'.join(parts)!r} leaves {base}")
+    return path
 
 
 def atomic_write_text(path: Path, text: str) -> None:

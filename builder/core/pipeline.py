@@ -125,9 +125,12 @@ class RejectedLog:
             "evidence": verdict.evidence,
             "record": data,
         }
-        self._rows[verdict.stage].append(
-            json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
-        )
+        text = json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a malformed record's lone surrogate: kept as its escape
+            text = json.dumps(row, sort_keys=True, ensure_ascii=True, default=str)
+        self._rows[verdict.stage].append(text)
 
     def write(self, directory: Path, stages: Iterable[str]) -> None:
         for stage in stages:

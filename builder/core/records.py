@@ -30,6 +30,38 @@ SWE_BENCH_COLUMNS = (
 """The exported columns existing SWE-bench/SWT-Bench harnesses read, in their order."""
 
 
+INSTANCE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+"""What an ``instance_id`` may be: it names run dirs and log dirs, so it must be one plain path
+component (a letter or digit first, then letters, digits, ``.``, ``_``, ``-``; no ``..``)."""
+INSTANCE_ID_MAX_LENGTH = 200
+
+
+def _safe_instance_id(value: str) -> str:
+    if ".." in value:
+        raise ValueError(f"instance_id {value!r} contains '..'")
+    return value
+
+
+def _utf8_text(value: Any) -> Any:
+    """``value`` if every string in it is valid UTF-8 text (no lone surrogates, which JSON's
+    ``\\ud800`` escapes and ``surrogateescape`` decoding produce); ValueError otherwise."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"not valid UTF-8 text: {error.reason} at character {error.start}"
+            ) from error
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _utf8_text(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _utf8_text(key)
+            _utf8_text(item)
+    return value
+
+
 V = TypeVar("V")
 SortedDict = Annotated[dict[str, V], AfterValidator(lambda value: dict(sorted(value.items())))]
 """A dict kept in key order, so a record serializes the same fresh or restored from the store."""
@@ -124,7 +156,11 @@ class Problem(Record):
     """The task as SWE-bench states it: the issue, the repository at the fix's base commit, the
     golden patches; each field is a SWE-bench column of the same name, in its order."""
 
-    instance_id: str = Field(min_length=1)
+    instance_id: Annotated[
+        str,
+        Field(pattern=INSTANCE_ID_PATTERN, max_length=INSTANCE_ID_MAX_LENGTH),
+        AfterValidator(_safe_instance_id),
+    ]
     repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
     base_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
     patch: str
@@ -134,6 +170,13 @@ class Problem(Record):
     created_at: str = Field(min_length=1)
     version: str = ""
     environment_setup_commit: str = ""
+
+    @field_validator("*")
+    @classmethod
+    def _text_is_utf8(cls, value: Any) -> Any:
+        """Every text field of a problem and of the records built on it (Candidate, Instance)
+        is valid UTF-8: it is written to the store, to JSONL and to parquet as such."""
+        return _utf8_text(value)
 
 
 class Provenance(Record):
@@ -263,13 +306,13 @@ def write_jsonl(path: Path, records: Iterable[Record]) -> int:
 
 def read_jsonl(path: Path, model: type[R]) -> Iterator[R]:
     """Read records of one type from a JSONL file; a bad line raises with its line number."""
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                yield model.from_json(line)
-            except ValueError as error:
+                yield model.from_json(line.decode("utf-8"))
+            except ValueError as error:  # UnicodeDecodeError is one too
                 raise ValueError(
                     f"{path}:{number}: not a valid {model.__name__}: {error}"
                 ) from error

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from builder.core.errors import SwtError
+from builder.core.files import inside
 from builder.core.gitutil import GitError, git
 
 
@@ -40,7 +41,7 @@ class RepoCache:
 
     def mirror(self, repo: str, commit: str) -> Path:
         """A bare mirror of ``repo`` that contains ``commit`` (fetching once if it lacks it)."""
-        path = self.root / (repo.replace("/", "__") + ".git")
+        path = inside(self.root, repo.replace("/", "__") + ".git")
         with file_lock(self.root / (path.name + ".lock")):
             try:
                 if not (path / "HEAD").is_file():

@@ -8,9 +8,10 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from unidiff import PatchSet, UnidiffParseError
+from unidiff import UnidiffParseError
 
 from builder.core.config import LiteConfig
+from builder.core.diffs import parse_patch
 from builder.core.records import Instance
 
 
@@ -52,7 +53,7 @@ def _added_lines(patch: str) -> str:
 def _patch_rules(patch: str, config: LiteConfig) -> dict[str, str]:
     broken: dict[str, str] = {}
     try:
-        files = PatchSet(patch)
+        files = parse_patch(patch)
     except UnidiffParseError as error:
         return {"patch_unparsable": str(error)[:80]}
     changed = [f for f in files if f.is_added_file or f.is_removed_file]

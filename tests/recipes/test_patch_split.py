@@ -541,3 +541,17 @@ def test_custom_rules_drive_the_split() -> None:
     result = split_patch(MODIFY + TEST_MODIFY, PathRules(("src/",)))
     assert result.test_files == ("src/a.py",)
     assert result.code_files == ("tests/test_a.py",)
+
+
+def test_crlf_diffs_split_by_their_paths_and_keep_their_bytes() -> None:
+    crlf = "".join(line + "\r\n" for line in (TEST_MODIFY + MODIFY).splitlines())
+    result = split_patch(crlf)
+    assert result.code_files == ("src/a.py",)
+    assert result.test_files == ("tests/test_a.py",)
+    assert result.test_patch + result.patch == crlf
+    assert result.test_patch.endswith("\r\n") and "\r\n" in result.patch
+
+
+def test_crlf_test_file_names_match_file_name_patterns() -> None:
+    crlf = MODIFY.replace("src/a.py", "src/test_a.py").replace("\n", "\r\n")
+    assert split_patch(crlf).test_files == ("src/test_a.py",)

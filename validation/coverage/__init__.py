@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 
 import unidiff
 
+from builder.core.diffs import parse_patch
 from validation.environments.runtime import RuntimeFiles
 from validation.runs.patches import PatchError
 
@@ -171,7 +172,7 @@ class PatchLines:
 def patch_lines(patch: str) -> PatchLines:
     """Removed and added lines of the Python files a golden code patch changes."""
     try:
-        patch_set = unidiff.PatchSet(patch)
+        patch_set = parse_patch(patch)
     except unidiff.UnidiffParseError as error:
         raise PatchError(f"golden patch cannot be parsed: {error}") from error
     removed: dict[str, set[int]] = {}

@@ -15,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from builder.core.errors import SwtError
-from builder.core.files import atomic_write_text
+from builder.core.files import atomic_write_text, inside
 from validation.environments.versioning import DEFAULT_RULES, VersionRule
 
 SPEC_SCHEMA_VERSION = 1
@@ -243,6 +243,6 @@ class SpecLibrary:
 
 def write_spec(spec: RepoSpec, directory: Path) -> Path:
     """Write ``spec`` as ``directory/owner__name.toml`` (for review) and return the path."""
-    path = Path(directory) / spec_file_name(spec.repo)
+    path = inside(Path(directory), spec_file_name(spec.repo))
     atomic_write_text(path, spec.to_toml())
     return path

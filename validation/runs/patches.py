@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 
 import unidiff
 
+from builder.core.diffs import parse_patch
 from builder.core.errors import SwtError
 from builder.core.gitutil import git_env
 
@@ -38,7 +39,7 @@ def apply_patch(worktree: Path, patch: str, label: str, check_only: bool = False
 def runnable_test_files(test_patch: str, patterns: tuple[str, ...] = ("*.py",)) -> list[str]:
     """Python test files the patch adds or modifies (not deleted, not conftest/__init__)."""
     try:
-        patch_set = unidiff.PatchSet(test_patch)
+        patch_set = parse_patch(test_patch)
     except unidiff.UnidiffParseError as error:
         raise PatchError(f"test patch cannot be parsed: {error}") from error
     files = []
@@ -56,7 +57,7 @@ def runnable_test_files(test_patch: str, patterns: tuple[str, ...] = ("*.py",)) 
 def patch_size(patch: str) -> tuple[int, int]:
     """(files, added + removed lines) of a unified diff."""
     try:
-        patch_set = unidiff.PatchSet(patch)
+        patch_set = parse_patch(patch)
     except unidiff.UnidiffParseError as error:
         raise PatchError(f"patch cannot be parsed: {error}") from error
     return len(patch_set), sum(f.added + f.removed for f in patch_set)

@@ -115,3 +115,15 @@ def test_exit_codes_of_the_command(tmp_path):
     fixed = _command("--work-dir", str(tmp_path), "--fix")  # the bar goes to stderr
     assert fixed.returncode == 0 and "removed 1 bad entries" in fixed.stdout
     assert not store.path("s", GOOD_KEYS[0]).exists()
+
+
+def test_fix_waits_for_no_build_it_refuses_while_one_holds_the_work_dir(tmp_path, capsys):
+    from builder.core.worklock import work_dir_lock
+
+    work = tmp_path / "work"
+    store, bad, _, _ = _store(work)
+    with work_dir_lock(work, "build"):
+        assert main(["store", "check", "--work-dir", str(work), "--no-progress", "--fix"]) == 2
+        assert "in use by swt-builder build" in capsys.readouterr().err
+        assert all(path.exists() for path in bad)  # nothing removed under a running build
+        assert main(["store", "check", "--work-dir", str(work), "--no-progress"]) == 1  # reads

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.core.files import atomic_write_text
+from builder.core.files import OutsideRoot, atomic_write_text, inside
 from tests.support.instances import make_instance, make_release
 
 
@@ -49,3 +49,21 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path, mon
         atomic_write_text(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]
+
+
+@pytest.mark.parametrize("parts", [("..",), ("../x",), ("a", "../../x"), ("/abs/x",), (".",)])
+def test_inside_refuses_paths_that_leave_the_root(tmp_path, parts):
+    with pytest.raises(OutsideRoot, match="leaves"):
+        inside(tmp_path / "root", *parts)
+
+
+def test_inside_refuses_a_symlink_out_of_the_root(tmp_path):
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "link").symlink_to(tmp_path)
+    with pytest.raises(OutsideRoot):
+        inside(tmp_path / "root", "link", "x")
+
+
+def test_inside_gives_the_path_under_the_root(tmp_path):
+    assert inside(tmp_path, "a", "b.c") == tmp_path / "a" / "b.c"
+    assert inside(tmp_path, "a/../b") == tmp_path / "a/../b"

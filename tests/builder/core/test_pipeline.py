@@ -120,3 +120,12 @@ def _run_with(executor, store):
         run_stage(stage, RECORDS, store=store, executor=executor, rejected=rejected, stats=stats)
     )
     return outputs, stats, rejected
+
+
+def test_rejected_log_writes_a_record_with_a_lone_surrogate_as_its_escape(tmp_path):
+    log = RejectedLog()
+    verdict = Verdict(stage="source", reason=DropReason.MALFORMED_RECORD, evidence={"e": "x"})
+    log.add({"problem_statement": "\ud800", "title": "caf\u00e9"}, verdict)
+    log.write(tmp_path, ["source"])
+    row = json.loads((tmp_path / "source.jsonl").read_text(encoding="utf-8"))
+    assert row["record"] == {"problem_statement": "\ud800", "title": "caf\u00e9"}

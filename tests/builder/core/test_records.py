@@ -132,3 +132,31 @@ def test_an_instance_carries_its_candidates_problem_and_provenance():
         Instance.from_candidate(candidate, PASS_TO_PASS=())  # FAIL_TO_PASS is required
     with pytest.raises(ValidationError):
         Instance.from_candidate(candidate, FAIL_TO_PASS=(), PASS_TO_PASS=(), source="x")
+
+
+@pytest.mark.parametrize(
+    "instance_id", ["../../x", "/abs/x", "a/b", "..", "a..b", ".x", "-x", "x\n", "", "a" * 201]
+)
+def test_instance_ids_must_be_one_safe_path_component(instance_id):
+    with pytest.raises(ValidationError, match="instance_id"):
+        _candidate(instance_id=instance_id)
+
+
+@pytest.mark.parametrize("instance_id", ["o__r-1", "django__django-11099", "A.b_c-9", "a" * 200])
+def test_swe_bench_style_ids_are_safe(instance_id):
+    assert _candidate(instance_id=instance_id).instance_id == instance_id
+
+
+def test_text_fields_must_be_utf8():
+    for field in ("problem_statement", "patch", "hints_text"):
+        with pytest.raises(ValidationError, match=f"{field}(.|\n)*UTF-8"):
+            _candidate(**{field: "a\ud800"})
+    with pytest.raises(ValidationError, match="reference_fail_to_pass"):
+        _candidate(reference_fail_to_pass=("t\udcff",))
+
+
+def test_a_line_that_is_not_utf8_names_its_line(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(_candidate().to_json().encode() + b"\n" + b'{"x": "\xff"}\n')
+    with pytest.raises(ValueError, match=r"c.jsonl:2: not a valid Candidate"):
+        list(read_jsonl(path, Candidate))

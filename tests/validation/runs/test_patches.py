@@ -1,8 +1,12 @@
 """Patches apply with git; only runnable Python test files of a test patch are selected."""
 
+import os
+import subprocess
+
 import pytest
 
-from validation.runs.patches import PatchError, apply_patch, runnable_test_files
+from tests.support.git import GIT_ENV
+from validation.runs.patches import PatchError, apply_patch, patch_size, runnable_test_files
 
 
 def test_selects_python_test_files_only(git_repo):
@@ -38,3 +42,41 @@ def test_apply_and_clear_failures(git_repo):
 def test_unparsable_test_patch(git_repo):
     with pytest.raises(PatchError, match="cannot be parsed"):
         runnable_test_files("--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n-only one line\n")
+
+
+def _crlf_patch(git_repo, files: dict[str, str]) -> str:
+    """The diff ``files`` make on HEAD, read as bytes (text mode would drop its CRs), with
+    every line ending in CRLF, headers too: how a patch stored with CRLF line ends comes."""
+    git_repo.write(files)
+    git_repo.git("add", "-A")
+    env = {**os.environ, **GIT_ENV}
+    diff = subprocess.run(
+        ["git", "diff", "--cached"], cwd=git_repo.path, env=env, check=True, capture_output=True
+    ).stdout.decode()
+    git_repo.git("reset", "-q", "--hard", "HEAD")
+    return "".join(line.rstrip("\r\n") + "\r\n" for line in diff.splitlines(keepends=True))
+
+
+def test_a_crlf_test_patch_is_runnable_and_applies(git_repo):
+    git_repo.commit({"tests/test_win.py": "def test_a():\r\n    pass\r\n"})
+    patch = _crlf_patch(git_repo, {
+        "tests/test_win.py": "def test_a():\r\n    assert 1\r\n",
+        "tests/test_new.py": "def test_b():\r\n    pass\r\n",
+    })  # fmt: skip
+    assert patch.startswith("diff --git a/tests/test_new.py b/tests/test_new.py\r\n")
+    assert runnable_test_files(patch) == ["tests/test_new.py", "tests/test_win.py"]
+    assert patch_size(patch) == (2, 4)
+    apply_patch(git_repo.path, patch, "test patch")
+    written = (git_repo.path / "tests" / "test_win.py").read_bytes()
+    assert written == b"def test_a():\r\n    assert 1\r\n"
+    assert (
+        git_repo.path / "tests" / "test_new.py"
+    ).read_bytes() == b"def test_b():\r\n    pass\r\n"
+
+
+def test_a_crlf_patch_must_still_match_the_files_it_changes(git_repo):
+    git_repo.commit({"tests/test_unix.py": "def test_a():\n    pass\n"})
+    patch = _crlf_patch(git_repo, {"tests/test_unix.py": "def test_a():\n    assert 1\n"})
+    assert runnable_test_files(patch) == ["tests/test_unix.py"]
+    with pytest.raises(PatchError, match="test patch does not apply"):
+        apply_patch(git_repo.path, patch, "test patch")  # its content lines gained a CR
