@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 HELP = (
@@ -40,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     from builder.compare.table import render
 
     excluded = read_exclusions(args.exclusions) if args.exclusions else None
-    references = read_reference(args.reference)
+    references, unusable = read_reference(args.reference)
+    for line in unusable:
+        print(f"reference row left out: {line}", file=sys.stderr)
     ours = read_ours(args.ours)
     drops = read_drops(args.rejected or args.ours / "rejected")
     totals = compare(references, ours, drops, excluded, args.json)

@@ -31,16 +31,21 @@ class Drop:
     reason: str
 
 
-def read_reference(location: str) -> list[Reference]:
-    """The reference records in file order; a malformed or repeated row is a user error."""
+def read_reference(location: str) -> tuple[list[Reference], list[str]]:
+    """The reference records in file order, and one line per row that is not a usable record
+    (unreadable or malformed: the build drops it as ``malformed_record`` too, so it is left out
+    of the comparison and named). A repeated instance id is a user error."""
     records: dict[str, Reference] = {}
+    unusable: list[str] = []
     for origin, raw in read_raw(location):
         if isinstance(raw, str):
-            raise SourceError(f"{origin}: {raw}")
+            unusable.append(f"{origin}: {raw}")
+            continue
         try:
             candidate = to_candidate(raw)
         except (ValueError, ValidationError) as error:
-            raise SourceError(f"{origin}: not a SWE-bench record: {error}") from error
+            unusable.append(f"{origin}: not a SWE-bench record: {_first_line(error)}")
+            continue
         if candidate.instance_id in records:
             raise SourceError(f"{origin}: {candidate.instance_id} appears twice")
         records[candidate.instance_id] = Reference(
@@ -49,7 +54,11 @@ def read_reference(location: str) -> list[Reference]:
             candidate.reference_fail_to_pass or (),
             candidate.reference_pass_to_pass or (),
         )
-    return list(records.values())
+    return list(records.values()), unusable
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
 def read_ours(dataset_dir: Path) -> dict[str, Instance]:

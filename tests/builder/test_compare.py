@@ -131,7 +131,7 @@ def test_empty_reference_lists_name_the_aborted_run() -> None:
 
 
 def test_real_records_junk_progress_column_and_sympy_names() -> None:
-    references = {reference.instance_id: reference for reference in read_reference(str(SAMPLES))}
+    references = {reference.instance_id: reference for reference in read_reference(str(SAMPLES))[0]}
     pytest_ref = references["pytest-dev__pytest-5262"]
     ours = make_instance(
         instance_id=pytest_ref.instance_id,
@@ -249,3 +249,17 @@ def test_the_cli_names_a_missing_reference_file_in_one_line(tmp_path: Path, caps
     code = main(["compare", "--reference", str(tmp_path / "none.jsonl"), "--ours", str(tmp_path)])
     assert code == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_malformed_reference_row_is_left_out_and_named(tmp_path):
+
+    rows = (SAMPLES).read_text(encoding="utf-8").splitlines()
+    broken = json.loads(rows[0])
+    del broken["base_commit"]
+    reference = tmp_path / "reference.jsonl"
+    reference.write_text("\n".join([json.dumps(broken), rows[1], "{not json"]) + "\n")
+    found, unusable = read_reference(str(reference))
+    assert [ref.instance_id for ref in found] == [json.loads(rows[1])["instance_id"]]
+    assert len(unusable) == 2
+    assert unusable[0].startswith("reference.jsonl:1: not a SWE-bench record")
+    assert unusable[1].startswith("reference.jsonl:3:")
