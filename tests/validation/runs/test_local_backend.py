@@ -1,6 +1,5 @@
 """The hardened local backend: private HOME/TMP, resource limits, no network, group kill."""
 
-import os
 import socket
 import subprocess
 import sys
@@ -10,6 +9,7 @@ import time
 
 import pytest
 
+from tests.support.processes import alive
 from validation.environments.environment import EnvironmentSpec
 from validation.runs.backends.local import Limits, LocalBackend, LocalSession, network_isolation
 
@@ -127,15 +127,6 @@ def test_fingerprint_states_limits_and_isolation(tmp_path):
     )
 
 
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as handle:
-        return handle.read().split()[2] != "Z"
-
-
 @pytest.mark.slow
 def test_timeout_kills_the_group_through_the_sandbox(session, tmp_path):
     pid_file = tmp_path / "grandchild.pid"
@@ -143,9 +134,9 @@ def test_timeout_kills_the_group_through_the_sandbox(session, tmp_path):
     assert completed.timed_out and completed.exit_code is None
     grandchild = int(pid_file.read_text())
     deadline = time.monotonic() + 10
-    while _alive(grandchild) and time.monotonic() < deadline:
+    while alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(grandchild)
+    assert not alive(grandchild)
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from tests.support.processes import alive
 from validation.runs.process import run_killable
 
 GRANDCHILD = textwrap.dedent(
@@ -20,16 +21,6 @@ GRANDCHILD = textwrap.dedent(
     time.sleep(600)
     """
 )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is dead for our purpose
-    with open(f"/proc/{pid}/stat") as handle:
-        return handle.read().split()[2] != "Z"
 
 
 @pytest.mark.slow
@@ -44,9 +35,9 @@ def test_timeout_kills_grandchild_that_ignores_sigterm(tmp_path):
     assert time.monotonic() - started < 10
     grandchild = int(pid_file.read_text())
     deadline = time.monotonic() + 5
-    while _alive(grandchild) and time.monotonic() < deadline:
+    while alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(grandchild)
+    assert not alive(grandchild)
 
 
 def test_normal_exit_reports_code_and_log(tmp_path):
@@ -79,10 +70,10 @@ def test_run_dies_with_its_parent(tmp_path):
         assert time.monotonic() < deadline, "the test run never started"
         time.sleep(0.05)
     run_pid = int(pid_file.read_text())
-    assert _alive(run_pid)
+    assert alive(run_pid)
     parent.send_signal(signal.SIGKILL)
     parent.wait()
     deadline = time.monotonic() + 5
-    while _alive(run_pid) and time.monotonic() < deadline:
+    while alive(run_pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(run_pid)
+    assert not alive(run_pid)
