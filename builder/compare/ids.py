@@ -20,10 +20,23 @@ def cut(test_id: str) -> str:
     return parts[0] if parts else ""
 
 
+_QUALIFIED = re.compile(r"^(?P<name>\w+) \((?P<where>[\w.]+)\.(?P=name)\)(?P<rest>.*)$", re.DOTALL)
+"""unittest's id on Python ≥ 3.11, ``name (module.Class.name)``: the method name repeated
+inside the parentheses (earlier Pythons print ``name (module.Class)``)."""
+
+
 def reference_key(test_id: str, runner: str) -> str:
     """The key a reference id is compared by: pytest ids cut at the first whitespace; the
-    ``name (module.Class)`` form of Django/unittest and sympy's bare names as they are."""
-    return cut(test_id) if runner == DEFAULT_RUNNER else test_id.strip()
+    ``name (module.Class)`` form of Django/unittest (a Python ≥ 3.11 id, which repeats the
+    name inside the parentheses, in that form too, so records of either era match runs of
+    either era) and sympy's bare names as they are."""
+    if runner == DEFAULT_RUNNER:
+        return cut(test_id)
+    text = test_id.strip()
+    qualified = _QUALIFIED.match(text)
+    if qualified:
+        return f"{qualified['name']} ({qualified['where']}){qualified['rest']}"
+    return text
 
 
 def our_key(test_id: str, runner: str) -> str:

@@ -97,6 +97,27 @@ def test_django_ids_compare_in_their_name_module_class_form() -> None:
     )
 
 
+def test_django_ids_of_python_311_records_match_runs_of_either_era() -> None:
+    # Django 5.0's SWE-bench records ran on Python 3.11, whose unittest repeats the method name
+    # inside the parentheses; our ids (and records of older eras) do not.
+    ours = make_instance(
+        FAIL_TO_PASS=("tests/model_forms/tests.py::ModelFormBaseTest::test_blank_false",),
+        PASS_TO_PASS=("tests/model_forms/tests.py::ModelFormBaseTest::test_base_form",),
+        run_metadata={"runner": "django"},
+    )
+    labels = _labels(
+        ours,
+        ("test_blank_false (model_forms.tests.ModelFormBaseTest.test_blank_false)",),
+        ("test_base_form (model_forms.tests.ModelFormBaseTest)",),
+    )
+    assert labels["FAIL_TO_PASS"]["exact"] is True
+    assert labels["PASS_TO_PASS"]["exact"] is True
+    assert reference_key("test_a (app.tests.T.test_a)", "django") == "test_a (app.tests.T)"
+    # a class whose last component only looks like another test's name stays as it is
+    assert reference_key("test_a (app.tests.test_b)", "django") == "test_a (app.tests.test_b)"
+    assert reference_key("test_a (app.tests.T.test_a)", "unittest") == "test_a (app.tests.T)"
+
+
 def test_a_parametrize_id_with_a_space_matches_swe_benchs_cut() -> None:
     ours = make_instance(PASS_TO_PASS=("tests/test_stats.py::test_fmt[a b]",))
     labels = _labels(ours, pass_to_pass=("tests/test_stats.py::test_fmt[a",))
