@@ -589,6 +589,12 @@ class ValidateStage(Stage):
             metadata["existing_coverage"] = str(change.existing)
         if graded.expected:
             metadata["expected_outcome_tests"] = json.dumps(list(graded.expected))
+        uncollected = {
+            side: sorted({name for run in runs for name in run.collection_errors})
+            for side, runs in (("before", golden.before), ("after", golden.after))
+        }
+        if any(uncollected.values()):
+            metadata["collection_errors"] = json.dumps(uncollected, sort_keys=True)
         offline = needs_network(golden.before, golden.after)
         if offline:
             metadata["needs_network"] = json.dumps(offline, sort_keys=True)

@@ -102,6 +102,20 @@ def compare_row(
     return row
 
 
+def recorded_collection_errors(instance: Instance | None) -> dict[str, list[str]] | None:
+    """The files our golden runs could not collect, by side, as validation recorded them in
+    the instance's ``run_metadata`` (``collection_errors``); None when it recorded none."""
+    if instance is None or not instance.run_metadata.get("collection_errors"):
+        return None
+    try:
+        recorded = json.loads(instance.run_metadata["collection_errors"])
+    except ValueError:
+        return None
+    if not isinstance(recorded, dict):
+        return None
+    return {str(side): [str(name) for name in names] for side, names in recorded.items()}
+
+
 def compare(
     references: list[Reference],
     ours: dict[str, Instance],
@@ -129,7 +143,8 @@ def compare(
                 ours.get(instance_id),
                 drops.get(instance_id),
                 excluded,
-                (collection_errors or {}).get(instance_id),
+                (collection_errors or {}).get(instance_id)
+                or recorded_collection_errors(ours.get(instance_id)),
             )
             rows.append(row)
             totals[row["repo"]].add(row)

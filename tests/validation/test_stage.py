@@ -69,6 +69,11 @@ def test_import_error_before_the_fix_counts_as_failing(make_case):
     )
     # the other file's passing test is not disturbed by the collection error
     assert outcome.output.PASS_TO_PASS == ("tests/test_pkg.py::test_double",)
+    # the uncollectable file is recorded, for compare's collection_abort evidence
+    assert json.loads(outcome.output.run_metadata["collection_errors"]) == {
+        "after": [],
+        "before": ["tests/test_new.py"],
+    }
 
 
 SAME = "import unittest\n\n\nclass SameTests(unittest.TestCase):\n    def test_it(self):\n"

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ElementTree
 
 from builder.core.errors import SwtError
 from builder.core.records import TestStatus
+from validation.runs.parsers import file_for_module
 
 
 class ReportError(SwtError, ValueError):
@@ -52,13 +53,17 @@ def _node_id(case: ElementTree.Element, files: list[str]) -> str | None:
     return None
 
 
-def collection_errors(report: bytes) -> list[str]:
-    """Dotted module names whose collection failed (pytest reports them as nameless errors)."""
+def collection_errors(report: bytes, files: list[str] = ()) -> list[str]:
+    """The files whose collection failed: pytest reports them as nameless errors named by
+    dotted module, mapped back to the one of ``files`` it names (kept dotted otherwise)."""
     root = _root(report)
     return [
-        case.get("name") or ""
-        for case in root.iter("testcase")
-        if not case.get("classname") and case.find("error") is not None
+        file_for_module(module, list(files)) or module
+        for module in (
+            case.get("name") or ""
+            for case in root.iter("testcase")
+            if not case.get("classname") and case.find("error") is not None
+        )
     ]
 
 

@@ -121,7 +121,7 @@ class PytestRunner(Runner):
         if report is None:
             return None
         try:
-            return parse_junit(report, files), collection_errors(report)
+            return parse_junit(report, files), collection_errors(report, files)
         except ReportError:
             return None
 

@@ -4,6 +4,7 @@ differences of the same record, on a real SWE-bench record's lists."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from builder.compare import causes
@@ -147,3 +148,24 @@ def test_the_totals_count_the_cause_and_the_report_row_names_the_files() -> None
     assert totals[ALL].causes == {causes.COLLECTION_ABORT: 18}
     assert totals[ALL].summary()["causes"][causes.COLLECTION_ABORT] == 18
     assert "collection errors in" in rows[0]["labels"]["PASS_TO_PASS"]["extra"][0]["evidence"]
+
+
+def test_the_collection_errors_validation_recorded_are_the_evidence(tmp_path: Path) -> None:
+    # what `swt-builder compare` has: a released instance, its run_metadata and no run logs
+    reference = _reference()
+    moved = tuple(test for test in reference.FAIL_TO_PASS if not test.startswith(NEW_FILE))
+    ours = make_instance(
+        instance_id=reference.instance_id,
+        repo=reference.repo,
+        FAIL_TO_PASS=_by_file(reference.FAIL_TO_PASS, NEW_FILE),
+        PASS_TO_PASS=moved,
+        run_metadata={"collection_errors": f'{{"after": [], "before": ["{NEW_FILE}"]}}'},
+    )
+    compare([reference], {ours.instance_id: ours}, {}, None, tmp_path / "report.json")
+    report = json.loads((tmp_path / "report.json").read_text())
+    (row,) = report["instances"]
+    evidence = [item["evidence"] for item in row["labels"]["PASS_TO_PASS"]["extra"]]
+    assert evidence and all(
+        f"our runs had collection errors in {NEW_FILE} (before the fix)" in text
+        for text in evidence
+    )

@@ -68,6 +68,10 @@ def test_real_pytest_report(tmp_path):
         "tests/test_a.py::TestGroup::TestInner::test_deep": TestStatus.FAILED,
     }
     assert collection_errors(report.read_bytes()) == ["tests.test_broken"]
+    # mapped back to the run's file when it names one
+    assert collection_errors(report.read_bytes(), ["tests/test_a.py", "tests/test_broken.py"]) == [
+        "tests/test_broken.py"
+    ]
 
 
 def test_classname_mapping_without_file_attribute(tmp_path):
