@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 JUNK_ID = "junk_id"
 """The reference id names no test (pytest's ``[100%]`` progress column, an id without ``::``)."""
@@ -21,6 +21,10 @@ SYMPY_LAST_TEST = "sympy_last_test"
 """sympy's reporter artifact: SWE-bench's sympy lists lack one test per file (the file's last),
 recognised by its pattern: the only test of its file the reference lacks, while it lists others
 of that file."""
+CUT_COLLISION = "cut_collision"
+"""Several of our pytest ids are one id up to their first whitespace (parametrize ids with a
+space): SWE-bench's parser cuts each id there and keeps one status for them all, so the
+reference lists the shared id in one list while ours are in both (or in the other)."""
 UNEXPLAINED = "unexplained"
 """No recognised cause: a real disagreement to look at (environment, flakiness, grading)."""
 
@@ -30,38 +34,76 @@ CAUSES = (
     REFERENCE_EMPTY,
     COLLECTION_ABORT,
     SYMPY_LAST_TEST,
+    CUT_COLLISION,
     UNEXPLAINED,
 )
 """Every cause a difference may be given, in the order the table shows them."""
 
 
 def missing_cause(
-    reference_id: str, *, junk: bool, expected_outcome: bool, collection_abort: str = ""
+    reference_id: str,
+    *,
+    junk: bool,
+    expected_outcome: bool,
+    collection_abort: str = "",
+    cut_collision: str = "",
 ) -> tuple[str, str]:
-    """The cause (and its evidence) of a reference id our list lacks; ``collection_abort`` is
-    the evidence :func:`builder.compare.aborts.collection_aborts` gives it, if any."""
+    """The cause (and its evidence) of a reference id our list lacks; ``collection_abort`` and
+    ``cut_collision`` are the evidence :func:`builder.compare.aborts.collection_aborts` and
+    :func:`cut_collisions` give it, if any."""
     if junk:
         return JUNK_ID, f"{reference_id!r} is not a test id"
     if expected_outcome:
         return XFAIL_EXCLUDED, "in run_metadata.expected_outcome_tests"
     if collection_abort:
         return COLLECTION_ABORT, collection_abort
+    if cut_collision:
+        return CUT_COLLISION, cut_collision
     return UNEXPLAINED, ""
 
 
 def extra_cause(
-    *, reference_empty: bool, collection_abort: str = "", sympy_last: str = ""
+    *,
+    reference_empty: bool,
+    collection_abort: str = "",
+    sympy_last: str = "",
+    cut_collision: str = "",
 ) -> tuple[str, str]:
     """The cause (and its evidence) of one of our ids the reference list lacks;
-    ``collection_abort`` and ``sympy_last`` are the evidence of
-    :func:`builder.compare.aborts.collection_aborts` and :func:`sympy_last_tests` for it."""
+    ``collection_abort``, ``sympy_last`` and ``cut_collision`` are the evidence of
+    :func:`builder.compare.aborts.collection_aborts`, :func:`sympy_last_tests` and
+    :func:`cut_collisions` for it."""
     if reference_empty:
         return REFERENCE_EMPTY, "FAIL_TO_PASS and PASS_TO_PASS of the reference are both empty"
     if collection_abort:
         return COLLECTION_ABORT, collection_abort
     if sympy_last:
         return SYMPY_LAST_TEST, sympy_last
+    if cut_collision:
+        return CUT_COLLISION, cut_collision
     return UNEXPLAINED, ""
+
+
+def cut_collisions(
+    ours: Mapping[str, Iterable[tuple[str, str]]], theirs: Mapping[str, Iterable[str]]
+) -> dict[str, str]:
+    """Keys shared by several of our ids (``ours``: list name → (key, id) pairs) that the
+    reference lists, with the evidence: which of our ids share it, in which of our lists, and
+    where the reference has it."""
+    sharing: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
+    for name, pairs in ours.items():
+        for key, test in pairs:
+            sharing[key].append((name, test))
+    listed = {key: name for name, keys in theirs.items() for key in keys}
+    return {
+        key: (
+            f"{len(tests)} of our tests are {key!r} up to their first space "
+            f"({'; '.join(f'{test} in our {name}' for name, test in sorted(tests))}); "
+            f"SWE-bench's parser cut them to one id with one status, listed in its {listed[key]}"
+        )
+        for key, tests in sorted(sharing.items())
+        if len(tests) > 1 and key in listed
+    }
 
 
 def sympy_last_tests(extra: Iterable[str], matched: Iterable[str]) -> dict[str, str]:

@@ -61,6 +61,17 @@ def compare_labels(
         if runner == DEFAULT_RUNNER and not reference_empty
         else {}
     )
+    collisions = (
+        causes.cut_collisions(
+            {
+                name: [(our_key(test, runner), test) for test in getattr(instance, name)]
+                for name in LISTS
+            },
+            theirs,
+        )
+        if runner == DEFAULT_RUNNER
+        else {}
+    )
     result: dict[str, Any] = {"runner": runner}
     if aborts:
         result["collection_abort_files"] = sorted({file_of(key) for _, _, key in aborts})
@@ -73,6 +84,7 @@ def compare_labels(
                     junk=is_junk(theirs[name][key], runner),
                     expected_outcome=key in expected,
                     collection_abort=aborts.get((name, "missing", key), ""),
+                    cut_collision=collisions.get(key, ""),
                 ),
             )
             for key in sorted(theirs[name].keys() - ours[name].keys())
@@ -84,6 +96,7 @@ def compare_labels(
                     reference_empty=reference_empty,
                     collection_abort=aborts.get((name, "extra", key), ""),
                     sympy_last=sympy_last.get(ours[name][key], ""),
+                    cut_collision=collisions.get(key, ""),
                 ),
             )
             for key in sorted(extra[name])

@@ -125,6 +125,31 @@ def test_a_parametrize_id_with_a_space_matches_swe_benchs_cut() -> None:
     assert our_key("tests/t.py::test_fmt[a b]", "pytest") == "tests/t.py::test_fmt[a"
 
 
+def test_ids_one_up_to_their_first_space_are_a_named_cut_collision() -> None:
+    # pylint-8898's real lists: SWE-bench's parser cut two parametrize ids to one
+    path = "tests/config/test_config.py::test_csv_regex_comma_in_quantifier"
+    ours = make_instance(
+        FAIL_TO_PASS=("tests/config/test_config.py::test_csv_regex_error",
+                      f"{path}[foo, bar{{1,3}}-expected3]"),
+        PASS_TO_PASS=(f"{path}[foo-expected0]", f"{path}[foo, bar-expected2]"),
+    )  # fmt: skip
+    labels = _labels(
+        ours,
+        ("tests/config/test_config.py::test_csv_regex_error",),
+        (f"{path}[foo-expected0]", f"{path}[foo,"),
+    )
+    assert labels["PASS_TO_PASS"]["exact"] is True
+    (extra,) = labels["FAIL_TO_PASS"]["extra"]
+    assert extra["id"] == f"{path}[foo, bar{{1,3}}-expected3]"
+    assert extra["cause"] == causes.CUT_COLLISION
+    assert extra["evidence"].startswith(f"2 of our tests are '{path}[foo,' up to their first space")
+    assert extra["evidence"].endswith("listed in its PASS_TO_PASS")
+    # one id of ours alone with that cut is not a collision
+    alone = make_instance(FAIL_TO_PASS=(f"{path}[foo, bar{{1,3}}-expected3]",), PASS_TO_PASS=())
+    (extra,) = _labels(alone, (), (f"{path}[foo,",))["FAIL_TO_PASS"]["extra"]
+    assert extra["cause"] == causes.UNEXPLAINED
+
+
 def test_a_parametrize_id_embedding_a_path_is_kept_whole() -> None:
     test = "tests/test_x.py::test_file[data/a.py::case]"
     assert reference_key(test, "pytest") == our_key(test, "pytest") == test
