@@ -88,6 +88,12 @@ packages on the path) crashes the pytest of earlier eras (pytest 5: ``addini(typ
 which a project's own bound on pytest may still ask for."""
 OVERRIDES = "swt-overrides.txt"
 """In the venv: the spec's exact pins as uv overrides (a pin wins over any requirement)."""
+BUILD_CONSTRAINTS = "swt-build-constraints.txt"
+"""In the venv: the spec's pins of build tools, as uv build constraints. A pinned build tool is
+visible whatever its date (it is a pin), but uv's overrides reach only the environment's own
+resolution: without the constraint an isolated (PEP 517) build would take the tool's newest
+release beside the era's other build tools (today's setuptools with a 2021 ``packaging``
+fails to build)."""
 _FAR_FUTURE = "2100-01-01T00:00:00Z"
 
 
@@ -249,6 +255,11 @@ def install_steps(
         write = 'printf "%s\\n" "$@" > "$0"'
         steps.append(InstallStep("overrides", ("sh", "-c", write, overrides, *spec.pins)))
         options += ("--overrides", overrides)
+        tools = [pin for pin in spec.pins if _names((pin,)) & set(BUILD_TOOLS)]
+        if tools:  # overrides do not reach isolated builds: the pinned tool must, as built
+            constraints = f"{venv}/{BUILD_CONSTRAINTS}"
+            steps.append(InstallStep("build constraints", ("sh", "-c", write, constraints, *tools)))
+            options += ("--build-constraints", constraints)
     if dated:
         options += date_options(spec)
     steps.append(InstallStep("dependencies", (*pip, *options, *seed, *spec.packages, *targets)))

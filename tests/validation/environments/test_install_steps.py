@@ -176,3 +176,23 @@ def test_real_resolution_of_an_old_date_keeps_bounds_and_pins(tmp_path):
     # build tools of setuptools 40.8 (what builds a project without pyproject.toml, as the
     # atomicwrites sdist), not of 2015 nor of today
     assert setuptools_version.startswith("40.8.")
+
+
+def test_a_pinned_build_tool_also_constrains_isolated_builds():
+    # xarray's spec pins setuptools 68 with a 2021 date: undated for the pin, the isolated
+    # build of the project would otherwise take today's setuptools beside 2021's packaging
+    spec = dataclasses.replace(
+        BASE, python="3.10", packages=("setuptools==68.0.0", "numpy==1.23.0", "pytest")
+    )
+    steps = install_steps(spec, base_python="p", venv="/e", project_dir="/src")
+    assert [s.label for s in steps] == ["venv", "overrides", "build constraints", "dependencies"]
+    written = subprocess.run(["sh", "-c", *steps[2].argv[2:3], "/dev/stdout", *steps[2].argv[4:]],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert steps[2].argv[3] == "/e/swt-build-constraints.txt"
+    assert written == "setuptools==68.0.0\n"  # build tools only: numpy's pin is not one
+    argv = steps[3].argv
+    assert argv[argv.index("--build-constraints") + 1] == "/e/swt-build-constraints.txt"
+    # no build tool pinned: no constraint file
+    plain = install_steps(BASE, base_python="p", venv="/e", project_dir="/src")
+    assert "build constraints" not in [s.label for s in plain]
+    assert "--build-constraints" not in dependencies_of(BASE).argv
