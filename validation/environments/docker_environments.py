@@ -18,6 +18,7 @@ from docker.errors import ImageNotFound
 from builder.core.config import DockerConfig
 from builder.core.files import canonical_json
 from builder.core.repos import file_lock, submodules
+from validation.environments.build_date import SETUP_CFG, without_build_date
 from validation.environments.docker_engine import (
     PYTHON,
     SPEC_HASH,
@@ -274,7 +275,15 @@ def project_archive(spec: EnvironmentSpec, log_path: Path) -> bytes:
                 raise EnvironmentBuildError(f"cannot export {what} at {commit[:12]}", log_path)
             with tarfile.open(fileobj=io.BytesIO(completed.stdout)) as part:
                 for member in part.getmembers():
-                    out.addfile(member, part.extractfile(member) if member.isfile() else None)
+                    content = part.extractfile(member) if member.isfile() else None
+                    if not prefix and member.name == f"swt/project/{SETUP_CFG}" and content:
+                        text = content.read().decode("utf-8", "surrogateescape")
+                        undated = without_build_date(text)
+                        data = (text if undated is None else undated).encode(
+                            "utf-8", "surrogateescape"
+                        )
+                        member.size, content = len(data), io.BytesIO(data)
+                    out.addfile(member, content)
             pending += [
                 (f"{prefix}{sub.path}/", sub.commit) for sub in submodules(spec.project, commit)
             ]

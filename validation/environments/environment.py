@@ -24,6 +24,7 @@ from builder.core.files import atomic_write_text, canonical_json
 from builder.core.repos import file_lock, worktree
 from validation.environments import index_proxy
 from validation.environments import sandbox as sandboxes
+from validation.environments.build_date import SETUP_CFG, drop_build_date
 from validation.environments.interpreters import Interpreters, find_uv
 
 COMPLETE = "swt-environment.json"
@@ -367,6 +368,9 @@ class LocalEnvironments:
                 self._run_steps(build, None, log)
             else:
                 with worktree(spec.project, spec.project_commit, checkout) as tree:
+                    if drop_build_date(tree):
+                        log.write(f"# {SETUP_CFG}: [egg_info] tag_date off (no build date in "
+                                  "the version)\n")  # fmt: skip
                     self._run_steps(build, tree, log)
         return installer
 
