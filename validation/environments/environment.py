@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import hashlib
 import json
 import os
@@ -58,8 +59,8 @@ BUILD_TOOLS = (
     "flit-core", "hatchling", "hatch-vcs", "poetry-core", "pbr", "pyparsing",
 )  # fmt: skip
 """Build tooling and what it needs (pyparsing: packaging before 22), dated together (isolated
-PEP 517 builds included: uv dates build dependencies too) to the environment's date, but never
-before its Python was released (:data:`PYTHON_RELEASED`) nor before
+PEP 517 builds included: uv dates build dependencies too) to the environment's date — never
+before its Python (:func:`python_floor`, as everything) nor before
 :data:`LEGACY_BUILD_SETUPTOOLS`: setuptools of 2019 cannot even import on Python 3.9, today's
 one (no ``setuptools.dep_util``, ``packaging`` of its own time) cannot build a project of
 2018."""
@@ -70,13 +71,19 @@ PYTHON_RELEASED = {
     "3.13": "2024-10-07", "3.14": "2025-10-07",
 }  # fmt: skip
 """Release dates of each Python's x.y.0 (python.org's release pages, the PEP 4xx/5xx/6xx/7xx
-release schedules): the oldest date build tools of an environment with that Python are taken
-from. A setuptools released before a Python does not know it (3.9 removed what setuptools of
-2019 imports, 3.12 removed ``distutils``); the first ones released after it do."""
+release schedules), from which :func:`python_floor` dates a resolution for that Python at the
+earliest. A package released before a Python does not know it: no wheels for it, and
+setuptools of 2019 does not import on 3.9 (3.12 removed ``distutils``)."""
 LEGACY_BUILD_SETUPTOOLS = "2019-02-05"
 """The other floor of the build tools' date: the release of setuptools 40.8.0 (PyPI), which uv
 (as pip) requires to build a project that has no ``pyproject.toml`` (an old sdist such as
 atomicwrites 1.4.1, or the project itself); older build tools cannot build those at all."""
+
+WHEELS_LAG_DAYS = 90
+"""A dated resolution is never older than its Python's release plus this many days. A spec may
+run an old commit on a newer Python (SWE-bench's xarray environments are all 3.10); as of a
+date before that Python, no package has wheels for it, and the sdists of the time do not build
+on it (numpy 1.17 on 3.10). A quarter after a release, the common libraries have wheels."""
 
 RUNTIME_SETUPTOOLS = "setuptools<81"
 """Installed unless a spec names setuptools: what ``python -m venv`` seeded for years, and
@@ -272,19 +279,30 @@ def install_steps(
 
 
 def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
-    """uv's options dating a resolution: the environment's date, the build tools' own (the
-    Python's release when later), and no date for test tools and pinned packages."""
-    options = ("--exclude-newer", spec.exclude_newer)
-    floor = max(PYTHON_RELEASED.get(spec.python, ""), LEGACY_BUILD_SETUPTOOLS)
-    if spec.exclude_newer[:10] < floor:
+    """uv's options dating a resolution: the environment's date (never before its Python's
+    :func:`python_floor`), the build tools never before setuptools 40.8, and no date for test
+    tools and pinned packages."""
+    date = max(spec.exclude_newer, python_floor(spec.python))
+    options = ("--exclude-newer", date)
+    if date[:10] < LEGACY_BUILD_SETUPTOOLS:
         for tool in BUILD_TOOLS:
-            options += ("--exclude-newer-package", f"{tool}={floor}T23:59:59Z")
+            options += ("--exclude-newer-package", f"{tool}={LEGACY_BUILD_SETUPTOOLS}T23:59:59Z")
     named = _names(spec.packages)
     plugins = {name for name in named if name.startswith("pytest-")}
     undated = set(TEST_TOOLS) | plugins | _names(spec.pins)
     for name in sorted(undated):
         options += ("--exclude-newer-package", f"{name}={_FAR_FUTURE}")
     return options
+
+
+def python_floor(python: str) -> str:
+    """The oldest date a resolution for ``python`` is taken from: its release plus
+    :data:`WHEELS_LAG_DAYS` (an empty string for a Python whose release is not known)."""
+    released = PYTHON_RELEASED.get(python)
+    if not released:
+        return ""
+    moment = dt.date.fromisoformat(released) + dt.timedelta(days=WHEELS_LAG_DAYS)
+    return f"{moment.isoformat()}T23:59:59Z"
 
 
 def _runtime_setuptools(spec: EnvironmentSpec, dated: bool) -> str:

@@ -78,7 +78,7 @@ def test_pins_are_visible_whatever_their_date_and_spec_plugins_are_tools():
     assert "pytest<5" in dependencies.argv  # the bound is the spec's: only the date is lifted
 
 
-def test_build_tools_never_older_than_the_python_nor_legacy_builds():
+def test_build_tools_never_older_than_what_builds_legacy_projects():
     floor = dataclasses.replace(BASE, python="3.6", exclude_newer="2015-03-01T00:00:00Z")
     dependencies = dependencies_of(floor)
     dates = dated_for(dependencies.argv)
@@ -87,13 +87,20 @@ def test_build_tools_never_older_than_the_python_nor_legacy_builds():
     # 2019 (pyparsing 2.0.2 of 2014 has no installable archive)
     assert dates["packaging"] == dates["pyparsing"] == dates["setuptools"]
 
+
+def test_nothing_is_dated_before_the_environments_python():
+    # a spec running a commit of 2019 on Python 3.9 (released 2020-10-05): nothing of 2019 has
+    # wheels for it, nor does setuptools of 2019 import on it; a quarter after its release
     old = dataclasses.replace(BASE, python="3.9", exclude_newer="2019-03-01T00:00:00Z")
     dependencies = dependencies_of(old)
-    dates = dated_for(dependencies.argv)
-    assert {tool: dates[tool] for tool in BUILD_TOOLS} == {
-        tool: "2020-10-05T23:59:59Z" for tool in BUILD_TOOLS
-    }  # Python 3.9's release: setuptools of 2019 cannot import on it
-    assert dependencies.argv[dependencies.argv.index("--exclude-newer") + 1] == old.exclude_newer
+    argv = dependencies.argv
+    assert argv[argv.index("--exclude-newer") + 1] == "2021-01-03T23:59:59Z"
+    dates = dated_for(argv)
+    assert not set(BUILD_TOOLS) & set(dates)  # of that date with everything else
+    # a date after the floor stays as it is
+    assert dependencies_of(BASE).argv[dependencies_of(BASE).argv.index("--exclude-newer") + 1] == (
+        BASE.exclude_newer
+    )
 
 
 def test_runtime_setuptools_predates_vendored_typeguard_in_dated_environments_of_before():
@@ -150,9 +157,10 @@ def test_no_project_installs_only_packages():
 
 @pytest.mark.slow
 def test_real_resolution_of_an_old_date_keeps_bounds_and_pins(tmp_path):
-    """Dated 2015 on Python 3.6: pytest the newest under the spec's bound (not of 2014), the
-    pin atomicwrites 1.4.1 (2022) installed in the same resolution, a plugin matching the
-    pytest chosen, and the code under test's dependencies (requests) of 2015."""
+    """Dated 2015 on Python 3.6: the date is lifted to a quarter after 3.6's release
+    (2017-03-23); pytest the newest under the spec's bound (not of 2014), the pin atomicwrites
+    1.4.1 (2022) installed in the same resolution, a plugin matching the pytest chosen, and the
+    code under test's dependencies (requests) of that date."""
     interpreters = Interpreters()
     if interpreters.find("3.6") is None:
         pytest.skip("no Python 3.6 interpreter on this machine")
@@ -169,12 +177,12 @@ def test_real_resolution_of_an_old_date_keeps_bounds_and_pins(tmp_path):
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     pytest_version, atomicwrites_version, requests_version, setuptools_version = json.loads(out)
-    # not pytest 2.6.4 of 2014: the newest that attrs of 2015 (dated: the code's too) allows
+    # not pytest 2.6.4 of 2014: the newest that attrs of 2017 (dated: the code's too) allows
     assert pytest_version == "3.2.5"
     assert atomicwrites_version == "1.4.1"
-    assert requests_version == "2.5.1"  # of December 2014: dependencies keep the date
+    assert requests_version == "2.13.0"  # of January 2017: dependencies keep the date
     # build tools of setuptools 40.8 (what builds a project without pyproject.toml, as the
-    # atomicwrites sdist), not of 2015 nor of today
+    # atomicwrites sdist), not of 2017 nor of today
     assert setuptools_version.startswith("40.8.")
 
 
