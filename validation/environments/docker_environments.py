@@ -18,7 +18,6 @@ from docker.errors import ImageNotFound
 from builder.core.config import DockerConfig
 from builder.core.files import canonical_json
 from builder.core.repos import file_lock, submodules
-from validation.environments.build_date import SETUP_CFG, without_build_date
 from validation.environments.docker_engine import (
     PYTHON,
     SPEC_HASH,
@@ -29,6 +28,7 @@ from validation.environments.docker_engine import (
     tar_files,
     with_retries,
 )
+from validation.environments.egg_info_tags import SETUP_CFG, without_tags
 from validation.environments.environment import (
     EnvironmentBuildError,
     EnvironmentSpec,
@@ -278,7 +278,7 @@ def project_archive(spec: EnvironmentSpec, log_path: Path) -> bytes:
                     content = part.extractfile(member) if member.isfile() else None
                     if not prefix and member.name == f"swt/project/{SETUP_CFG}" and content:
                         text = content.read().decode("utf-8", "surrogateescape")
-                        undated = without_build_date(text)
+                        undated = without_tags(text)
                         data = (text if undated is None else undated).encode(
                             "utf-8", "surrogateescape"
                         )

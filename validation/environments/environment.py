@@ -25,7 +25,7 @@ from builder.core.files import atomic_write_text, canonical_json
 from builder.core.repos import file_lock, worktree
 from validation.environments import index_proxy
 from validation.environments import sandbox as sandboxes
-from validation.environments.build_date import SETUP_CFG, drop_build_date
+from validation.environments.egg_info_tags import SETUP_CFG, drop_tags
 from validation.environments.interpreters import Interpreters, find_uv
 
 COMPLETE = "swt-environment.json"
@@ -79,11 +79,13 @@ LEGACY_BUILD_SETUPTOOLS = "2019-02-05"
 (as pip) requires to build a project that has no ``pyproject.toml`` (an old sdist such as
 atomicwrites 1.4.1, or the project itself); older build tools cannot build those at all."""
 
-WHEELS_LAG_DAYS = 90
+WHEELS_LAG_DAYS = 182
 """A dated resolution is never older than its Python's release plus this many days. A spec may
 run an old commit on a newer Python (SWE-bench's xarray environments are all 3.10); as of a
 date before that Python, no package has wheels for it, and the sdists of the time do not build
-on it (numpy 1.17 on 3.10). A quarter after a release, the common libraries have wheels."""
+on it (numpy 1.17 on 3.10). Half a year after a release the compiled libraries have wheels
+for it (numba, among the slowest, took three and a half months for 3.10; bottleneck's first
+3.10 wheels came after four)."""
 
 RUNTIME_SETUPTOOLS = "setuptools<81"
 """Installed unless a spec names setuptools: what ``python -m venv`` seeded for years, and
@@ -386,9 +388,9 @@ class LocalEnvironments:
                 self._run_steps(build, None, log)
             else:
                 with worktree(spec.project, spec.project_commit, checkout) as tree:
-                    if drop_build_date(tree):
-                        log.write(f"# {SETUP_CFG}: [egg_info] tag_date off (no build date in "
-                                  "the version)\n")  # fmt: skip
+                    if drop_tags(tree):
+                        log.write(f"# {SETUP_CFG}: [egg_info] tag_build and tag_date off (the "
+                                  "project's own version)\n")  # fmt: skip
                     self._run_steps(build, tree, log)
         return installer
 

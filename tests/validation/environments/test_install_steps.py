@@ -90,11 +90,11 @@ def test_build_tools_never_older_than_what_builds_legacy_projects():
 
 def test_nothing_is_dated_before_the_environments_python():
     # a spec running a commit of 2019 on Python 3.9 (released 2020-10-05): nothing of 2019 has
-    # wheels for it, nor does setuptools of 2019 import on it; a quarter after its release
+    # wheels for it, nor does setuptools of 2019 import on it; half a year after its release
     old = dataclasses.replace(BASE, python="3.9", exclude_newer="2019-03-01T00:00:00Z")
     dependencies = dependencies_of(old)
     argv = dependencies.argv
-    assert argv[argv.index("--exclude-newer") + 1] == "2021-01-03T23:59:59Z"
+    assert argv[argv.index("--exclude-newer") + 1] == "2021-04-05T23:59:59Z"
     dates = dated_for(argv)
     assert not set(BUILD_TOOLS) & set(dates)  # of that date with everything else
     # a date after the floor stays as it is
@@ -157,8 +157,8 @@ def test_no_project_installs_only_packages():
 
 @pytest.mark.slow
 def test_real_resolution_of_an_old_date_keeps_bounds_and_pins(tmp_path):
-    """Dated 2015 on Python 3.6: the date is lifted to a quarter after 3.6's release
-    (2017-03-23); pytest the newest under the spec's bound (not of 2014), the pin atomicwrites
+    """Dated 2015 on Python 3.6: the date is lifted to half a year after 3.6's release
+    (2017-06-23); pytest the newest under the spec's bound (not of 2014), the pin atomicwrites
     1.4.1 (2022) installed in the same resolution, a plugin matching the pytest chosen, and the
     code under test's dependencies (requests) of that date."""
     interpreters = Interpreters()
@@ -178,9 +178,9 @@ def test_real_resolution_of_an_old_date_keeps_bounds_and_pins(tmp_path):
     ).stdout  # fmt: skip
     pytest_version, atomicwrites_version, requests_version, setuptools_version = json.loads(out)
     # not pytest 2.6.4 of 2014: the newest that attrs of 2017 (dated: the code's too) allows
-    assert pytest_version == "3.2.5"
+    assert pytest_version == "3.4.2"
     assert atomicwrites_version == "1.4.1"
-    assert requests_version == "2.13.0"  # of January 2017: dependencies keep the date
+    assert requests_version == "2.18.1"  # of June 2017: dependencies keep the date
     # build tools of setuptools 40.8 (what builds a project without pyproject.toml, as the
     # atomicwrites sdist), not of 2017 nor of today
     assert setuptools_version.startswith("40.8.")
