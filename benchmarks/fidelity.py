@@ -57,6 +57,18 @@ def find_mirror(repos_dir: Path, repo: str) -> Path | None:
     return None
 
 
+def other_histories(repos_dir: Path) -> dict[str, str]:
+    """Every ``owner+name`` history under ``repos_dir`` by repository name: the submodules of a
+    measured repository (astropy's ``astropy_helpers``) are checked out from them."""
+    found: dict[str, str] = {}
+    for entry in sorted(repos_dir.glob("*+*")):
+        owner, _, name = entry.name.partition("+")
+        mirror = find_mirror(repos_dir, f"{owner}/{name}")
+        if mirror is not None:
+            found[f"{owner}/{name}"] = str(mirror)
+    return found
+
+
 def recover_blobs(git_dir: Path, wheels: Path) -> int:
     """Write into ``git_dir`` every file of the wheels in ``wheels`` whose blob it lacks.
 
@@ -313,8 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     for repo in sorted(missing):
         print(f"skipping {repo}: no history under {args.repos_dir}", file=sys.stderr)
     candidates = [c for c in candidates if c.repo in repos]
+    measured = sorted(repos)
+    repos = {**other_histories(args.repos_dir), **repos}  # submodules' repositories too
     cache = RepoCache(args.work_dir / "repos", repos)
-    for repo in sorted(repos):
+    for repo in measured:
         mine = [c for c in candidates if c.repo == repo]
         git_dir = cache.mirror(repo, mine[0].base_commit)
         if args.wheels:

@@ -148,3 +148,15 @@ def test_fidelity_reports_through_compare_on_the_demo(tmp_path: Path, capsys) ->
     }
     (dropped,) = (work / "rejected-tuned" / "validate.jsonl").read_text().splitlines()
     assert json.loads(dropped)["evidence"]["fail_to_fail"]
+
+
+def test_other_histories_give_submodules_their_repositories(tmp_path: Path) -> None:
+    from benchmarks.fidelity import other_histories
+
+    for name in ("astropy+astropy", "astropy+astropy-helpers"):
+        subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / name / "repo")], check=True)
+    (tmp_path / "not-a-repo+x").mkdir()
+    assert other_histories(tmp_path) == {
+        "astropy/astropy": str(tmp_path / "astropy+astropy" / "repo"),
+        "astropy/astropy-helpers": str(tmp_path / "astropy+astropy-helpers" / "repo"),
+    }
