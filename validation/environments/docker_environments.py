@@ -8,7 +8,6 @@ import hashlib
 import io
 import os
 import shlex
-import shutil
 import subprocess
 import tarfile
 import tempfile
@@ -261,12 +260,11 @@ class DockerEnvironments:
         limited = ANY not in hosts
         command = ["/bin/sh", "/swt/build.sh"]
         volumes = {str(cache): {"bind": _UV_CACHE, "mode": "rw"}}
-        proxy_dir = Path(tempfile.mkdtemp(prefix="swt-net-"))  # the daemon's host sees it
-        if limited:
-            command = forwarded(f"python{spec.python}", f"{PROXY_DIR}/s", PROXY_PORT, command)
-            volumes[str(proxy_dir)] = {"bind": PROXY_DIR, "mode": "ro"}
-        proxy = IndexProxy(proxy_dir / "s", hosts)
-        try:
+        with tempfile.TemporaryDirectory(prefix="swt-net-") as net:  # the daemon's host sees it
+            proxy = IndexProxy(Path(net) / "s", hosts)
+            if limited:
+                command = forwarded(f"python{spec.python}", f"{PROXY_DIR}/s", PROXY_PORT, command)
+                volumes[net] = {"bind": PROXY_DIR, "mode": "ro"}
             container = self.client.containers.create(
                 base.id,
                 command=command,
@@ -277,37 +275,33 @@ class DockerEnvironments:
                 working_dir="/",
                 detach=True,
             )
-        except BaseException:
-            shutil.rmtree(proxy_dir, ignore_errors=True)
-            raise
-        try:
-            script = build_script(spec, self.settings, bundle is not None, forwarder=limited)
-            files: dict[str, bytes | None] = {
-                "swt": None,
-                "swt/bin": None,
-                "swt/build.sh": script.encode(),
-                "swt/bin/uv": Path(uv).read_bytes(),
-            }
-            if bundle is not None:
-                files["swt/ca-bundle.crt"] = bundle.read_bytes()
-            container.put_archive("/", tar_files(files, {"swt/bin/uv": 0o755}))
-            if spec.project is not None:
-                container.put_archive("/", project_archive(spec, log_path))
-            with proxy if limited else contextlib.nullcontext():
-                run = run_to_end(container, log_path, self.settings.build_timeout_s)
-            if limited:
+            try:
+                script = build_script(spec, self.settings, bundle is not None, forwarder=limited)
+                files: dict[str, bytes | None] = {
+                    "swt": None,
+                    "swt/bin": None,
+                    "swt/build.sh": script.encode(),
+                    "swt/bin/uv": Path(uv).read_bytes(),
+                }
+                if bundle is not None:
+                    files["swt/ca-bundle.crt"] = bundle.read_bytes()
+                container.put_archive("/", tar_files(files, {"swt/bin/uv": 0o755}))
+                if spec.project is not None:
+                    container.put_archive("/", project_archive(spec, log_path))
+                with proxy if limited else contextlib.nullcontext():
+                    run = run_to_end(container, log_path, self.settings.build_timeout_s)
                 with log_path.open("a") as log:
                     log.write(proxy.refusals())
-            if run.timed_out or run.exit_code != 0:
-                what = "timed out" if run.timed_out else f"failed with exit code {run.exit_code}"
-                raise EnvironmentBuildError(f"environment image build {what}", log_path)
-            repository, _, name = tag.partition(":")
-            conf = {"Labels": final_labels, "Env": [f"{k}={v}" for k, v in env.items()],
-                    "WorkingDir": WORKDIR, "Cmd": ["python"]}  # fmt: skip
-            return container.commit(repository=repository, tag=name, conf=conf)
-        finally:
-            remove(container)
-            shutil.rmtree(proxy_dir, ignore_errors=True)
+                if run.timed_out or run.exit_code != 0:
+                    what = f"failed with exit code {run.exit_code}"
+                    what = "timed out" if run.timed_out else what
+                    raise EnvironmentBuildError(f"environment image build {what}", log_path)
+                repository, _, name = tag.partition(":")
+                conf = {"Labels": final_labels, "Env": [f"{k}={v}" for k, v in env.items()],
+                        "WorkingDir": WORKDIR, "Cmd": ["python"]}  # fmt: skip
+                return container.commit(repository=repository, tag=name, conf=conf)
+            finally:
+                remove(container)
 
 
 def project_archive(spec: EnvironmentSpec, log_path: Path) -> bytes:
