@@ -112,8 +112,9 @@ class ValidationConfig(_Section):
     )
     build_hosts: list[str] = Field(
         default_factory=list,
-        description="local sandboxed builds reach only the package index hosts (PyPI and the "
-        'index settings\' hosts) and these; ["*"]: any host',
+        description="environment builds (local sandboxed and Docker) reach only the package "
+        "index hosts (PyPI and the index settings' hosts; a Docker build installing system "
+        'packages also the Debian mirror\'s) and these; ["*"]: any host',
     )
 
     def bundled_spec_path(self) -> Path | None:
@@ -237,7 +238,11 @@ class DockerConfig(_Section):
     proxy_passthrough: bool = Field(
         default=True, description="pass HTTP(S)_PROXY/NO_PROXY into environment builds"
     )
-    build_network: str = Field(default="bridge", description="network of environment builds")
+    build_network: str = Field(
+        default="bridge",
+        description='network of environment builds when validation.build_hosts = ["*"]; '
+        "otherwise they have none but the way to the package index",
+    )
     build_timeout_s: float = Field(
         default=1800.0, gt=0, description="an environment image build past this is killed"
     )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -19,6 +21,10 @@ PYTHON = "3.11"
 """The base image the tests use: bookworm's Python, also the local backend's default."""
 
 _LOG = Path(tempfile.gettempdir()) / "swt-test-dockerd.log"
+PIDFILE = Path("/var/run/docker.pid")
+"""Where dockerd (by default) writes its process id."""
+_STARTED: set[int] = set()
+"""Process ids of the daemons these tests started (each stopped when the tests end)."""
 
 
 def _install_missing() -> None:
@@ -37,13 +43,15 @@ def _install_missing() -> None:
     )
 
 
-def _start_daemon() -> None:
+def _start_daemon(stop_at_exit: bool = True) -> None:
     dockerd = shutil.which("dockerd") or "/usr/sbin/dockerd"
     log = _LOG.open("ab")
     process = subprocess.Popen(
         [dockerd], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
-    atexit.register(_stop, process)
+    if stop_at_exit:
+        _STARTED.add(process.pid)
+        atexit.register(_stop, process)
     for _ in range(120):
         if daemon_answers():
             return
@@ -60,6 +68,37 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+def restart_daemon() -> float:
+    """Stop the running dockerd (its containers stop with it) and start it again as
+    :func:`engine` does, waiting until it answers; the seconds it was away. One these tests did
+    not start is started again to keep running after them, as it was."""
+    pid = int(PIDFILE.read_text())
+    started = time.monotonic()
+    os.kill(pid, signal.SIGTERM)
+    while _alive(pid):
+        with contextlib.suppress(ChildProcessError):  # a child of these tests: reap it
+            os.waitpid(pid, os.WNOHANG)
+        if time.monotonic() - started > 60:
+            raise RuntimeError(f"dockerd {pid} did not stop within 60 s; see {_LOG}")
+        time.sleep(0.2)
+    _start_daemon(stop_at_exit=pid in _STARTED)
+    return time.monotonic() - started
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def local_daemon() -> bool:
+    """Whether the daemon the tests use is a dockerd of this machine they may restart."""
+    return "DOCKER_HOST" not in os.environ and PIDFILE.is_file()
 
 
 @functools.lru_cache(maxsize=1)

@@ -45,6 +45,9 @@ DAEMON_WAIT_S = 120.0
 _GONE = ("marked for removal", "is dead", "which is dead", "removal of container")
 """What the daemon's conflict (409) answers say of a container removed under an operation."""
 
+_STOP_EXIT_CODES = (128 + 15, 128 + 9)
+"""How a container the daemon stopped ends: its SIGTERM, or the SIGKILL after it."""
+
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -175,7 +178,10 @@ class ContainerRun:
 def run_to_end(container: Any, log_path: Path, timeout_s: float) -> ContainerRun:
     """Start a created container, wait; on timeout kill it. Its output goes to ``log_path``.
 
-    A connection lost before the timeout is no timeout: DaemonInterrupted."""
+    A connection lost before the timeout is no timeout: DaemonInterrupted. Neither is an end by
+    SIGTERM or SIGKILL while no new connection reaches the daemon: one shutting down closes its
+    socket, then stops every container and may answer their waits (on connections already
+    open) with the exit code of its stop, which says nothing of the work."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     container.start()
@@ -188,6 +194,10 @@ def run_to_end(container: Any, log_path: Path, timeout_s: float) -> ContainerRun
         exit_code, timed_out = None, True
     except requests.exceptions.ReadTimeout:
         exit_code, timed_out = None, True
+    if exit_code in _STOP_EXIT_CODES and not daemon_answers():
+        raise DaemonInterrupted(
+            f"the container ended (exit code {exit_code}) as the Docker daemon went away"
+        )
     if timed_out:
         with contextlib.suppress(APIError):  # 409: it ended as the time ran out
             container.kill()

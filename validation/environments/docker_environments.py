@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -9,9 +10,11 @@ import os
 import shlex
 import subprocess
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from docker.errors import ImageNotFound
 
@@ -36,7 +39,9 @@ from validation.environments.environment import (
     install_steps,
 )
 from validation.environments.images import ENV_REPOSITORY, BaseImageError, ensure_base_image
+from validation.environments.index_proxy import ANY, IndexProxy, allowed_hosts, through_forwarder
 from validation.environments.interpreters import find_uv
+from validation.environments.sandbox import PROXY_DIR, PROXY_PORT, forwarded
 
 ENV_SCHEMA = "1"
 """Bump when how an environment image is made changes: every environment image is rebuilt."""
@@ -111,9 +116,13 @@ def ca_bundle(settings: DockerConfig) -> Path | None:
     return _DEBIAN_CA_BUNDLE if _DEBIAN_CA_BUNDLE.is_file() else None
 
 
-def build_exports(spec: EnvironmentSpec, settings: DockerConfig, with_ca: bool) -> dict[str, str]:
+def build_exports(
+    spec: EnvironmentSpec, settings: DockerConfig, with_ca: bool, *, forwarder: bool = False
+) -> dict[str, str]:
     """The variables the build script exports: fixed ones, the spec's, the CA bundle's, and of
-    this machine's environment only :data:`HOST_VARIABLES` (an allow-list, as test runs have)."""
+    this machine's environment only :data:`HOST_VARIABLES` (an allow-list, as test runs have).
+    With ``forwarder`` every proxy setting names the build's forwarder to the index proxy (the
+    builder's own proxy is the index proxy's way out)."""
     exports = {
         "UV_PYTHON_DOWNLOADS": "never",
         "UV_CACHE_DIR": _UV_CACHE,
@@ -126,12 +135,27 @@ def build_exports(spec: EnvironmentSpec, settings: DockerConfig, with_ca: bool) 
             exports[variable] = _CA_BUNDLE
     if settings.proxy_passthrough:
         exports.update({name: os.environ[name] for name in HOST_VARIABLES if name in os.environ})
-    return exports
+    return through_forwarder(exports, PROXY_PORT) if forwarder else exports
 
 
-def build_script(spec: EnvironmentSpec, settings: DockerConfig, with_ca: bool) -> str:
+def build_hosts(
+    spec: EnvironmentSpec, settings: DockerConfig, extra: tuple[str, ...] = ()
+) -> frozenset[str]:
+    """The hosts an image build may reach: the package index hosts of its settings
+    (``index_proxy.allowed_hosts``), ``extra`` (``validation.build_hosts``), and the Debian
+    mirror's host when it installs system packages; ``"*"`` among them: any host."""
+    hosts = allowed_hosts(build_exports(spec, settings, with_ca=False), extra)
+    mirror = urlsplit(settings.debian_mirror).hostname
+    if spec.system_packages and mirror:
+        hosts |= {mirror.lower()}
+    return hosts
+
+
+def build_script(
+    spec: EnvironmentSpec, settings: DockerConfig, with_ca: bool, *, forwarder: bool = False
+) -> str:
     """The shell script run in the build container; build-time settings live only in it."""
-    exports = build_exports(spec, settings, with_ca)
+    exports = build_exports(spec, settings, with_ca, forwarder=forwarder)
     lines = ["#!/bin/sh", "set -eu"]
     lines += [f"export {name}={shlex.quote(value)}" for name, value in exports.items()]
     for step in environment_steps(spec):
@@ -146,12 +170,25 @@ def build_script(spec: EnvironmentSpec, settings: DockerConfig, with_ca: bool) -
 
 
 class DockerEnvironments:
-    """Builds environment images once per hash and reuses them; safe across threads/processes."""
+    """Builds environment images once per hash and reuses them; safe across threads/processes.
 
-    def __init__(self, client: Any, work_dir: Path, settings: DockerConfig) -> None:
+    A build container has no network but its loopback, where a forwarder passes connections to
+    the builder's index proxy (``index_proxy``) through a Unix socket bound into it: it reaches
+    the hosts of :func:`build_hosts` and nothing else, neither this machine nor its neighbours.
+    With ``"*"`` in ``build_hosts`` it is on ``[docker] build_network`` instead.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        work_dir: Path,
+        settings: DockerConfig,
+        build_hosts: tuple[str, ...] = (),
+    ) -> None:
         self.client = client
         self.work_dir = Path(work_dir)
         self.settings = settings
+        self.build_hosts = tuple(build_hosts)
         self.root = self.work_dir / "docker"
 
     def get(self, spec: EnvironmentSpec) -> DockerEnvironment:
@@ -220,38 +257,52 @@ class DockerEnvironments:
         env = image_env(spec)
         cache = self.root / "uv-cache"
         cache.mkdir(parents=True, exist_ok=True)
-        container = self.client.containers.create(
-            base.id,
-            command=["/bin/sh", "/swt/build.sh"],
-            environment=env,
-            labels={**final_labels, **labels("build")},
-            network_mode=self.settings.build_network,
-            volumes={str(cache): {"bind": _UV_CACHE, "mode": "rw"}},
-            working_dir="/",
-            detach=True,
-        )
-        try:
-            files: dict[str, bytes | None] = {
-                "swt": None,
-                "swt/bin": None,
-                "swt/build.sh": build_script(spec, self.settings, bundle is not None).encode(),
-                "swt/bin/uv": Path(uv).read_bytes(),
-            }
-            if bundle is not None:
-                files["swt/ca-bundle.crt"] = bundle.read_bytes()
-            container.put_archive("/", tar_files(files, {"swt/bin/uv": 0o755}))
-            if spec.project is not None:
-                container.put_archive("/", project_archive(spec, log_path))
-            run = run_to_end(container, log_path, self.settings.build_timeout_s)
-            if run.timed_out or run.exit_code != 0:
-                what = "timed out" if run.timed_out else f"failed with exit code {run.exit_code}"
-                raise EnvironmentBuildError(f"environment image build {what}", log_path)
-            repository, _, name = tag.partition(":")
-            conf = {"Labels": final_labels, "Env": [f"{k}={v}" for k, v in env.items()],
-                    "WorkingDir": WORKDIR, "Cmd": ["python"]}  # fmt: skip
-            return container.commit(repository=repository, tag=name, conf=conf)
-        finally:
-            remove(container)
+        hosts = build_hosts(spec, self.settings, self.build_hosts)
+        limited = ANY not in hosts
+        command = ["/bin/sh", "/swt/build.sh"]
+        volumes = {str(cache): {"bind": _UV_CACHE, "mode": "rw"}}
+        with tempfile.TemporaryDirectory(prefix="swt-net-") as net:  # the daemon's host sees it
+            proxy = IndexProxy(Path(net) / "s", hosts)
+            if limited:
+                command = forwarded(f"python{spec.python}", f"{PROXY_DIR}/s", PROXY_PORT, command)
+                volumes[net] = {"bind": PROXY_DIR, "mode": "ro"}
+            container = self.client.containers.create(
+                base.id,
+                command=command,
+                environment=env,
+                labels={**final_labels, **labels("build")},
+                network_mode="none" if limited else self.settings.build_network,
+                volumes=volumes,
+                working_dir="/",
+                detach=True,
+            )
+            try:
+                script = build_script(spec, self.settings, bundle is not None, forwarder=limited)
+                files: dict[str, bytes | None] = {
+                    "swt": None,
+                    "swt/bin": None,
+                    "swt/build.sh": script.encode(),
+                    "swt/bin/uv": Path(uv).read_bytes(),
+                }
+                if bundle is not None:
+                    files["swt/ca-bundle.crt"] = bundle.read_bytes()
+                container.put_archive("/", tar_files(files, {"swt/bin/uv": 0o755}))
+                if spec.project is not None:
+                    container.put_archive("/", project_archive(spec, log_path))
+                with proxy if limited else contextlib.nullcontext():
+                    run = run_to_end(container, log_path, self.settings.build_timeout_s)
+                with log_path.open("a") as log:
+                    log.write(proxy.refusals())
+                if run.timed_out or run.exit_code != 0:
+                    what = f"failed with exit code {run.exit_code}"
+                    what = "timed out" if run.timed_out else what
+                    raise EnvironmentBuildError(f"environment image build {what}", log_path)
+                repository, _, name = tag.partition(":")
+                conf = {"Labels": final_labels, "Env": [f"{k}={v}" for k, v in env.items()],
+                        "WorkingDir": WORKDIR, "Cmd": ["python"]}  # fmt: skip
+                return container.commit(repository=repository, tag=name, conf=conf)
+            finally:
+                remove(container)
 
 
 def project_archive(spec: EnvironmentSpec, log_path: Path) -> bytes:

@@ -414,7 +414,7 @@ class LocalEnvironments:
         proxy_dir = Path(tempfile.mkdtemp(prefix="swt-net-"))
         proxy = index_proxy.IndexProxy(proxy_dir / "s", hosts)
         if limited_network:
-            env = _through_proxy(env)
+            env = index_proxy.through_forwarder(env, sandboxes.PROXY_PORT)
         try:
             for step in steps:
                 if step.label == "system packages":
@@ -438,10 +438,7 @@ class LocalEnvironments:
                 if limited_network:
                     with proxy:
                         code = _run_in_group(argv, cwd, env, log, deadline - time.monotonic())
-                    for host in sorted(set(proxy.refused)):
-                        log.write(f"network: {host} refused (not a package index host; "
-                                  "validation.build_hosts allows more)\n")  # fmt: skip
-                    proxy.refused.clear()
+                    log.write(proxy.refusals())
                 else:
                     code = _run_in_group(argv, cwd, env, log, deadline - time.monotonic())
                 if code is None:
@@ -556,15 +553,6 @@ def _build_env(spec: EnvironmentSpec, venv: Path, home: Path, cache: Path) -> di
     env["HOME"] = env["TMPDIR"] = str(home)
     env["UV_PYTHON_DOWNLOADS"] = "never"
     return env
-
-
-def _through_proxy(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` with every proxy setting pointing at the build's forwarder (the builder's own
-    proxy, if any, is used by the index proxy outside)."""
-    names = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
-    kept = {k: v for k, v in env.items() if k.upper() not in names}
-    url = f"http://127.0.0.1:{sandboxes.PROXY_PORT}"
-    return {**kept, "HTTP_PROXY": url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url}
 
 
 def _missing_system_packages(packages: tuple[str, ...]) -> list[str]:

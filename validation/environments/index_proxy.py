@@ -28,6 +28,8 @@ INDEX_SETTINGS = (
 """Settings whose URLs name index hosts a build may reach."""
 ANY = "*"
 """In ``validation.build_hosts``: any host (the build's network is not limited)."""
+PROXY_SETTINGS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+"""Proxy settings (either case) a limited build never keeps: they name the forwarder only."""
 _HEAD_LIMIT = 65536
 
 
@@ -41,6 +43,14 @@ def allowed_hosts(env: Mapping[str, str], extra: Iterable[str] = ()) -> frozense
             if host:
                 hosts.add(host.lower())
     return frozenset(hosts)
+
+
+def through_forwarder(env: Mapping[str, str], port: int) -> dict[str, str]:
+    """``env`` with every proxy setting pointing at the build's forwarder on ``127.0.0.1:port``
+    (the builder's own proxy, if any, is used by the index proxy outside)."""
+    kept = {k: v for k, v in env.items() if k.upper() not in PROXY_SETTINGS}
+    url = f"http://127.0.0.1:{port}"
+    return {**kept, "HTTP_PROXY": url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url}
 
 
 class IndexProxy:
@@ -69,6 +79,15 @@ class IndexProxy:
             self._server.close()
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
+
+    def refusals(self) -> str:
+        """The build log's lines naming each host refused since the last call (then forgotten)."""
+        hosts, self.refused = sorted(set(self.refused)), []
+        return "".join(
+            f"network: {host} refused (not a package index host; "
+            "validation.build_hosts allows more)\n"
+            for host in hosts
+        )
 
     def permits(self, host: str) -> bool:
         host = host.lower().rstrip(".")

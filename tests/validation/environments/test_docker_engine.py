@@ -70,17 +70,20 @@ def test_the_work_s_own_errors_are_not_retried():
 
 
 class _Container:
-    """What run_to_end asks of a container, its wait failing as a lost connection does."""
+    """What run_to_end asks of a container, its wait failing as a lost connection does (or
+    answering with ``status``)."""
 
-    def __init__(self, error: Exception) -> None:
-        self.error = error
+    def __init__(self, error: Exception | None, status: dict | None = None) -> None:
+        self.error, self.status = error, status
         self.killed = False
 
     def start(self) -> None:
         pass
 
     def wait(self, timeout: float) -> dict:
-        raise self.error
+        if self.error is not None:
+            raise self.error
+        return self.status or {}
 
     def kill(self) -> None:
         self.killed = True
@@ -91,6 +94,19 @@ def test_a_connection_lost_before_the_timeout_is_no_timeout(tmp_path):
     with pytest.raises(DaemonInterrupted, match="connection to the Docker daemon lost"):
         run_to_end(lost, tmp_path / "run.log", timeout_s=60)
     assert not lost.killed
+
+
+def test_an_end_answered_by_a_daemon_no_longer_listening_is_no_result(tmp_path, monkeypatch):
+    """A daemon shutting down closes its socket first, then answers waits with the exit code
+    of the stop it gave the container."""
+    monkeypatch.setattr("validation.environments.docker_engine.daemon_answers", lambda: False)
+    stopped = _Container(None, {"StatusCode": 143})
+    with pytest.raises(DaemonInterrupted, match=r"ended \(exit code 143\) as the Docker daemon"):
+        run_to_end(stopped, tmp_path / "run.log", timeout_s=60)
+    assert not stopped.killed and not (tmp_path / "run.log").exists()
+    failed = _Container(None, {"StatusCode": 1})  # the work's own end: the daemon is not asked
+    monkeypatch.setattr(failed, "logs", lambda **kw: b"1 failed\n", raising=False)
+    assert run_to_end(failed, tmp_path / "run.log", timeout_s=60).exit_code == 1
 
 
 def test_a_conflict_is_an_interruption_only_when_the_container_is_going():

@@ -1,4 +1,7 @@
-"""What an environment image build sees of this machine: an allow-list, never a token."""
+"""What an environment image build sees of this machine: an allow-list, never a token, and a
+network that leads to the package index only."""
+
+import socket
 
 import pytest
 
@@ -10,6 +13,7 @@ from validation.environments.docker_environments import (
     HOST_VARIABLES,
     DockerEnvironments,
     build_exports,
+    build_hosts,
 )
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 
@@ -39,6 +43,22 @@ def test_the_build_exports_only_allowed_host_variables(tokens, monkeypatch):
     assert "HTTPS_PROXY" not in closed
 
 
+def test_a_build_may_reach_the_index_hosts_its_settings_name_and_the_mirror_for_apt(
+    monkeypatch,
+):
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")  # the builder's, not an index
+    spec = EnvironmentSpec(
+        docker_support.PYTHON, (), env=(("UV_INDEX_URL", "https://mirror.example/simple"),)
+    )
+    settings = DockerConfig(debian_mirror="http://deb.example/debian")
+    assert build_hosts(spec, settings) == {"pypi.org", "files.pythonhosted.org", "mirror.example"}
+    with_apt = EnvironmentSpec(docker_support.PYTHON, (), system_packages=("libgl1",))
+    assert "deb.example" in build_hosts(with_apt, settings)
+    assert "git.example" in build_hosts(spec, settings, ("git.example",))
+    exports = build_exports(spec, settings, with_ca=False, forwarder=True)
+    assert exports["HTTPS_PROXY"] == exports["http_proxy"] == "http://127.0.0.1:3128"
+
+
 @pytest.mark.docker
 @pytest.mark.timeout(DOCKER[1].args[0])
 def test_a_build_printing_its_environment_shows_no_token(tokens, tmp_path):
@@ -63,3 +83,103 @@ def test_a_build_printing_its_environment_shows_no_token(tokens, tmp_path):
         if path.is_file():
             text = path.read_bytes()
             assert not any(secret.encode() in text for secret in TOKENS.values()), path
+
+
+NETWORK_PROBE = """
+import os, socket, sys
+def connect(host, port):
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+        return "connected"
+    except OSError:
+        return "no connection"
+def through_proxy(host):
+    proxy = socket.create_connection(("127.0.0.1", 3128), timeout=20)
+    proxy.sendall(("CONNECT %s:443 HTTP/1.1\\r\\nHost: %s:443\\r\\n\\r\\n" % (host, host)).encode())
+    return proxy.recv(64).decode().split("\\r\\n")[0]
+port = int(os.environ["SWT_TEST_PORT"])
+print("HOST-LOOPBACK", connect("127.0.0.1", port))
+print("HOST-GATEWAY", connect(os.environ["SWT_TEST_GATEWAY"], port))
+print("DIRECT-INDEX", connect("pypi.org", 443))
+print("PROXY-INDEX", through_proxy("pypi.org"))
+print("PROXY-OTHER", through_proxy("example.com"))
+print("PROXY-SETTING", os.environ.get("HTTPS_PROXY"), os.environ.get("NO_PROXY"))
+sys.exit(1)
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(DOCKER[1].args[0])
+def test_a_build_reaches_the_package_index_and_nothing_else(tmp_path, monkeypatch):
+    client = docker_support.engine()
+    docker_support.base_image()
+    monkeypatch.setenv("NO_PROXY", "*")  # passed through, it would send pip past the proxy
+    gateway = client.networks.get("bridge").attrs["IPAM"]["Config"][0]["Gateway"]
+    server = socket.socket()  # a service of this machine, on every address it has
+    server.bind(("0.0.0.0", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    repo = GitRepo(tmp_path / "project")
+    commit = repo.commit({"probe.py": NETWORK_PROBE})
+    spec = EnvironmentSpec(
+        docker_support.PYTHON,
+        (),
+        project=repo.path / ".git",
+        project_commit=commit,
+        pre_install=("python probe.py",),
+        env=(("SWT_TEST_PORT", str(port)), ("SWT_TEST_GATEWAY", gateway)),
+    )
+    try:
+        with pytest.raises(EnvironmentBuildError) as raised:
+            DockerEnvironments(client, tmp_path / "work", DockerConfig()).get(spec)
+    finally:
+        server.close()
+    log = raised.value.log_path.read_text()
+    assert "HOST-LOOPBACK no connection" in log, log  # its own network namespace
+    assert "HOST-GATEWAY no connection" in log, log  # no bridge to this machine either
+    assert "DIRECT-INDEX no connection" in log, log  # out only through the proxy
+    assert "PROXY-INDEX HTTP/1.1 200 Connection Established" in log, log
+    assert "PROXY-OTHER HTTP/1.1 403 Forbidden" in log, log
+    assert "PROXY-SETTING http://127.0.0.1:3128 None" in log, log
+    assert "network: example.com refused (not a package index host" in log, log
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(DOCKER[1].args[0])
+def test_build_hosts_star_puts_the_build_on_the_build_network(tmp_path):
+    client = docker_support.engine()
+    docker_support.base_image()
+    repo = GitRepo(tmp_path / "project")
+    probe = "import socket\nprint('INTERFACES', sorted(n for _, n in socket.if_nameindex()))\n"
+    commit = repo.commit({"probe.py": probe + "raise SystemExit(1)\n"})
+    spec = EnvironmentSpec(
+        docker_support.PYTHON,
+        (),
+        project=repo.path / ".git",
+        project_commit=commit,
+        pre_install=("python probe.py",),
+    )
+    for hosts, interfaces in [((), "['lo']"), (("*",), "['eth0', 'lo']")]:
+        environments = DockerEnvironments(client, tmp_path / "work", DockerConfig(), hosts)
+        with pytest.raises(EnvironmentBuildError) as raised:
+            environments.get(spec)
+        log = raised.value.log_path.read_text()
+        assert f"INTERFACES {interfaces}" in log, (hosts, log)
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(DOCKER[1].args[0])
+def test_a_build_installs_from_the_index_through_the_proxy(tmp_path):
+    client = docker_support.engine()
+    docker_support.base_image()
+    marker = ("SWT_TEST_MARKER", str(tmp_path))  # a new image: this build really downloads
+    spec = EnvironmentSpec(docker_support.PYTHON, ("iniconfig==2.0.0",), env=(marker,))
+    environment = DockerEnvironments(client, tmp_path / "work", DockerConfig()).get(spec)
+    probe = "import importlib.metadata as m; print(m.version('iniconfig'))"
+    output = client.containers.run(
+        environment.image_id, ["python", "-c", probe], network_mode="none", remove=True
+    )
+    assert output.decode().strip() == "2.0.0"
+    log = tmp_path / "work" / "docker" / "logs" / f"env-{environment.tag.partition(':')[2]}.log"
+    assert "refused" not in log.read_text()
+    client.images.remove(environment.image_id, force=True)

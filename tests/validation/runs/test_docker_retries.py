@@ -1,4 +1,5 @@
-"""A run whose container the daemon loses is tried again in a new one, not taken as a result."""
+"""A run or build whose container the daemon loses (removed, or the daemon restarted) is tried
+again in a new one, not taken as a result."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ import pytest
 
 from builder.core.config import DockerConfig
 from tests.support import docker as docker_support
+from tests.support.git import GitRepo
+from tests.support.metadata_project import PYPROJECT as PROJECT
+from tests.support.stage_fixtures import ADD_TEST, FIXED, runs_of
 from tests.support.tiers import DOCKER
-from validation.environments.docker_engine import DaemonInterrupted, label_filter
+from validation.environments.docker_engine import (
+    KIND,
+    SPEC_LABEL,
+    DaemonInterrupted,
+    label_filter,
+)
 from validation.environments.environment import EnvironmentSpec
 from validation.runs.backends.docker import SESSION, DockerBackend
 
@@ -78,3 +87,100 @@ def test_a_run_interrupted_every_time_ends_with_the_reason(backend, session, tmp
         stop.set()
         remover.join()
     assert len(session.containers) == 3
+
+
+SLOW_FIX = FIXED.replace(
+    "    return a + b\n",
+    "    import time\n"
+    "    with open('/proc/1/fd/1', 'w') as log:  # the container's log, past pytest's capture\n"
+    "        log.write('swt-fixed-code-running\\n')\n"
+    "    time.sleep(6)\n"
+    "    return a + b\n",
+)
+
+
+def _restart_when_running(
+    client, done: list[float], stop: threading.Event, kind: str = "run", says: bytes = b""
+) -> None:
+    """Restart the daemon once a container of ``kind`` says ``says`` (by default: that the
+    fixed code runs, in the middle of a test)."""
+    while not stop.is_set():
+        for container in client.containers.list(
+            filters={**label_filter(kind), "status": "running"}
+        ):
+            if (says or b"swt-fixed-code-running") in container.logs():
+                done.append(docker_support.restart_daemon())
+                return
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("backend", ["docker"])
+def test_a_daemon_restarted_mid_validation_is_a_retry_not_a_test_failure(make_case, caplog):
+    client = docker_support.engine()  # started here when none answers
+    docker_support.base_image()
+    if not docker_support.local_daemon():
+        pytest.skip("the daemon is not a dockerd of this machine: it cannot be restarted here")
+    stop, done = threading.Event(), []
+    restarter = threading.Thread(target=_restart_when_running, args=(client, done, stop))
+    restarter.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="validation.environments.docker_engine"):
+            outcome = make_case({"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": SLOW_FIX})
+    finally:
+        stop.set()
+        restarter.join()
+    assert done, "the fixed code never ran in a container"
+    assert outcome.verdict.kept, outcome.verdict
+    assert outcome.output.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
+    assert outcome.output.PASS_TO_PASS == ("tests/test_pkg.py::test_double",)
+    warnings = [r.getMessage() for r in caplog.records]
+    retries = {w.split(":")[0]: w for w in warnings if "interrupted by the Docker daemon" in w}
+    assert "test run golden-after-0.log" in retries, warnings  # the run the restart hit...
+    assert retries.keys() <= {"test run golden-before-0.log", "test run golden-after-0.log"}
+    assert all("trying again (2 of 3)" in w for w in retries.values()), warnings  # ...and the
+    # other side's run, when it was still in its container (the sides run at the same time)
+    assert all(run.exit_code in (0, 1) for run in runs_of(outcome))  # none is the stop's 143
+    left = [w.split()[1] for w in warnings if w.startswith("container ") and "not removed" in w]
+    for short_id in left:  # the daemon was away: the toolkit's labels mark it for prune
+        container = client.containers.get(short_id)
+        assert container.labels[KIND] == "run", container.labels
+        container.remove(force=True)
+
+
+def test_a_daemon_restarted_mid_build_builds_the_image_again(tmp_path, caplog):
+    client = docker_support.engine()
+    docker_support.base_image()
+    if not docker_support.local_daemon():
+        pytest.skip("the daemon is not a dockerd of this machine: it cannot be restarted here")
+    marker = f"swt-build-running-{tmp_path.name}"
+    repo = GitRepo(tmp_path / "project")
+    spec = EnvironmentSpec(
+        docker_support.PYTHON,
+        (),
+        project=repo.path / ".git",
+        project_commit=repo.commit(
+            {"pyproject.toml": PROJECT.format(version="0.1"), "pkg/__init__.py": ""}
+        ),
+        pre_install=(f"echo {marker}; sleep 6",),
+        label=marker,
+    )  # a new image: its build really runs
+    stop, done = threading.Event(), []
+    args = (client, done, stop, "build", marker.encode())
+    restarter = threading.Thread(target=_restart_when_running, args=args)
+    restarter.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="validation.environments.docker_engine"):
+            environment = DockerBackend(tmp_path / "work", DockerConfig()).prepare(spec)
+    finally:
+        stop.set()
+        restarter.join()
+    assert done, "the build never started"
+    image = client.images.get(environment.tag)
+    assert image.labels[KIND] == "environment" and image.id == environment.image_id
+    retries = [r.getMessage() for r in caplog.records if "interrupted" in r.getMessage()]
+    assert len(retries) == 1 and retries[0].startswith("environment image "), retries
+    assert "trying again (2 of 3)" in retries[0]
+    for container in client.containers.list(all=True, filters=label_filter("build")):
+        if container.labels.get(SPEC_LABEL) == marker:  # the stopped build the daemon left
+            container.remove(force=True)
+    client.images.remove(image.id, force=True)

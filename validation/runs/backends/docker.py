@@ -152,17 +152,24 @@ class DockerBackend(Backend):
 
     name = "docker"
 
-    def __init__(self, work_dir: Path, settings: DockerConfig | None = None) -> None:
+    def __init__(
+        self,
+        work_dir: Path,
+        settings: DockerConfig | None = None,
+        build_hosts: tuple[str, ...] = (),
+    ) -> None:
         super().__init__(work_dir)
         self._client: Any = None
         self.settings = settings or DockerConfig()
+        self.build_hosts = tuple(build_hosts)
 
     @classmethod
     def from_config(
         cls, work_dir: Path, validation: ValidationConfig, docker: DockerConfig
     ) -> DockerBackend:
-        """Images, limits and build access come from ``[docker]``."""
-        return cls(work_dir, docker)
+        """Images, limits and build access come from ``[docker]``; the hosts builds may reach
+        besides the package index from ``validation.build_hosts``."""
+        return cls(work_dir, docker, build_hosts=tuple(validation.build_hosts))
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -177,7 +184,7 @@ class DockerBackend(Backend):
 
     @property
     def environments(self) -> DockerEnvironments:
-        return DockerEnvironments(self.client, self.work_dir, self.settings)
+        return DockerEnvironments(self.client, self.work_dir, self.settings, self.build_hosts)
 
     def fingerprint(self) -> dict[str, str]:
         limits = {"memory": self.settings.memory, "pids": self.settings.pids_limit,
