@@ -115,10 +115,11 @@ def wait_for_daemon(limit_s: float = DAEMON_WAIT_S) -> bool:
 
 
 def remove(container: Any) -> None:
-    """Remove ``container`` (killing it). One already gone or being removed is fine; one left
-    because the daemon is away carries the toolkit's labels (``images prune`` removes it)."""
+    """Remove ``container`` (killing it) with its anonymous volumes. One already gone or being
+    removed is fine; one left because the daemon is away carries the toolkit's labels
+    (``images prune`` removes it)."""
     try:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
     except NotFound:
         pass
     except APIError as error:

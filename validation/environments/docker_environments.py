@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from docker.errors import ImageNotFound
+from docker.types import Mount
 
 from builder.core.config import DockerConfig
 from builder.core.files import canonical_json
@@ -260,19 +261,22 @@ class DockerEnvironments:
         hosts = build_hosts(spec, self.settings, self.build_hosts)
         limited = ANY not in hosts
         command = ["/bin/sh", "/swt/build.sh"]
-        volumes = {str(cache): {"bind": _UV_CACHE, "mode": "rw"}}
+        # bind mounts as ``mounts``, not ``volumes``: docker-py also writes ``volumes`` into the
+        # container's config, which the commit makes the image's VOLUMEs, and every run
+        # container of the image would then leave two anonymous volumes behind
+        mounts = [Mount(_UV_CACHE, str(cache), type="bind", read_only=False)]
         with tempfile.TemporaryDirectory(prefix="swt-net-") as net:  # the daemon's host sees it
             proxy = IndexProxy(Path(net) / "s", hosts)
             if limited:
                 command = forwarded(f"python{spec.python}", f"{PROXY_DIR}/s", PROXY_PORT, command)
-                volumes[net] = {"bind": PROXY_DIR, "mode": "ro"}
+                mounts.append(Mount(PROXY_DIR, net, type="bind", read_only=True))
             container = self.client.containers.create(
                 base.id,
                 command=command,
                 environment=env,
                 labels={**final_labels, **labels("build")},
                 network_mode="none" if limited else self.settings.build_network,
-                volumes=volumes,
+                mounts=mounts,
                 working_dir="/",
                 detach=True,
             )

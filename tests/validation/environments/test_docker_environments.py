@@ -182,4 +182,7 @@ def test_a_build_installs_from_the_index_through_the_proxy(tmp_path):
     assert output.decode().strip() == "2.0.0"
     log = tmp_path / "work" / "docker" / "logs" / f"env-{environment.tag.partition(':')[2]}.log"
     assert "refused" not in log.read_text()
+    # the build's bind mounts did not become the image's VOLUMEs (each run container of the
+    # image would leave an anonymous volume per VOLUME behind)
+    assert not client.images.get(environment.image_id).attrs["Config"].get("Volumes")
     client.images.remove(environment.image_id, force=True)
