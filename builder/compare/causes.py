@@ -21,6 +21,10 @@ SYMPY_LAST_TEST = "sympy_last_test"
 """sympy's reporter artifact: SWE-bench's sympy lists lack one test per file (the file's last),
 recognised by its pattern: the only test of its file the reference lacks, while it lists others
 of that file."""
+NEEDS_NETWORK = "needs_network"
+"""Our runs have no network: the test failed before and after the fix with a connection error
+(``run_metadata.needs_network``), so it is in neither of our lists, while the reference, whose
+runs had the network, lists it."""
 CUT_COLLISION = "cut_collision"
 """Several of our pytest ids are one id up to their first whitespace (parametrize ids with a
 space): SWE-bench's parser cuts each id there and keeps one status for them all, so the
@@ -34,6 +38,7 @@ CAUSES = (
     REFERENCE_EMPTY,
     COLLECTION_ABORT,
     SYMPY_LAST_TEST,
+    NEEDS_NETWORK,
     CUT_COLLISION,
     UNEXPLAINED,
 )
@@ -47,14 +52,21 @@ def missing_cause(
     expected_outcome: bool,
     collection_abort: str = "",
     cut_collision: str = "",
+    network_error: str = "",
 ) -> tuple[str, str]:
     """The cause (and its evidence) of a reference id our list lacks; ``collection_abort`` and
     ``cut_collision`` are the evidence :func:`builder.compare.aborts.collection_aborts` and
-    :func:`cut_collisions` give it, if any."""
+    :func:`cut_collisions` give it, if any; ``network_error`` the connection error our runs
+    recorded for the test (``run_metadata.needs_network``)."""
     if junk:
         return JUNK_ID, f"{reference_id!r} is not a test id"
     if expected_outcome:
         return XFAIL_EXCLUDED, "in run_metadata.expected_outcome_tests"
+    if network_error:
+        return (
+            NEEDS_NETWORK,
+            f"failed before and after the fix in our runs, which have no network: {network_error}",
+        )
     if collection_abort:
         return COLLECTION_ABORT, collection_abort
     if cut_collision:

@@ -36,6 +36,10 @@ def compare_labels(
         our_key(test, runner)
         for test in json.loads(instance.run_metadata.get("expected_outcome_tests", "[]"))
     }
+    offline = {
+        our_key(test, runner): error
+        for test, error in json.loads(instance.run_metadata.get("needs_network", "{}")).items()
+    }
     reference_empty = not any(reference[name] for name in LISTS)
     theirs = {
         name: _keyed(reference[name], lambda test: reference_key(test, runner)) for name in LISTS
@@ -85,6 +89,7 @@ def compare_labels(
                     expected_outcome=key in expected,
                     collection_abort=aborts.get((name, "missing", key), ""),
                     cut_collision=collisions.get(key, ""),
+                    network_error=offline.get(key, ""),
                 ),
             )
             for key in sorted(theirs[name].keys() - ours[name].keys())

@@ -150,6 +150,27 @@ def test_ids_one_up_to_their_first_space_are_a_named_cut_collision() -> None:
     assert extra["cause"] == causes.UNEXPLAINED
 
 
+def test_a_test_our_offline_runs_could_not_pass_is_named_needs_network() -> None:
+    # requests-1921: tests that reach httpbin are in the reference's lists, not in ours
+    path = "test_requests.py::RequestsTestCase::"
+    ours = make_instance(
+        FAIL_TO_PASS=(path + "test_fixed",),
+        PASS_TO_PASS=(),
+        run_metadata={
+            "needs_network": json.dumps({path + "test_HTTP_200_OK_GET": "ConnectionError: x"})
+        },
+    )
+    labels = _labels(
+        ours, (path + "test_fixed", path + "test_HTTP_200_OK_GET"), (path + "test_other",)
+    )
+    (missing,) = labels["FAIL_TO_PASS"]["missing"]
+    assert missing["cause"] == causes.NEEDS_NETWORK
+    assert missing["evidence"].endswith("which have no network: ConnectionError: x")
+    # a test without a recorded connection error stays unexplained
+    (other,) = labels["PASS_TO_PASS"]["missing"]
+    assert other["cause"] == causes.UNEXPLAINED
+
+
 def test_a_parametrize_id_embedding_a_path_is_kept_whole() -> None:
     test = "tests/test_x.py::test_file[data/a.py::case]"
     assert reference_key(test, "pytest") == our_key(test, "pytest") == test
