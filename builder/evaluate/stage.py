@@ -85,7 +85,7 @@ class EvaluateStage(Stage):
             **self.fingerprint(),
             "spec": self.environments.spec_digest(record.instance.repo),
         }
-        return result_key(self.name, fingerprint, record.model_dump(mode="json"))
+        return result_key(self.name, fingerprint, _key_input(record))
 
     def group(self, record: EvalTask) -> str:
         instance = record.instance
@@ -365,6 +365,21 @@ class EvaluateStage(Stage):
             mutants=mutants,
         )
         return Outcome.keep(STAGE, result)
+
+
+def _key_input(record: EvalTask) -> dict[str, Any]:
+    """The task as its key hashes it. A patch that is not UTF-8 (lone surrogates, which JSON
+    text may carry) is hashed by its escaped bytes under a field of its own, so that it cannot
+    collide with a patch spelling those escapes out; the task itself keeps the patch, which
+    the evaluation reports not applicable."""
+    data = record.model_dump(mode="json")
+    try:
+        record.patch.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = record.patch.encode("utf-8", "surrogatepass")
+        data["patch"] = ""
+        data["patch_not_utf8"] = raw.decode("utf-8", "backslashreplace")
+    return data
 
 
 def _reader(mirror: Path, commit: str):
