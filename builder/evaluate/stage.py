@@ -34,7 +34,7 @@ from validation.runs.runners import Runner, make_runner
 from validation.stage import ValidateStage, measurable
 
 STAGE = "evaluate"
-EVALUATION_VERSION = 4
+EVALUATION_VERSION = 5
 """Bump when how predictions are run or scored changes: it is part of every result key."""
 ERROR = "evaluation error: "
 """How a score names a failure of the evaluation itself (not of the prediction)."""
@@ -198,6 +198,7 @@ class EvaluateStage(Stage):
                     operator=mutant.operator,
                     description=mutant.description,
                     killed_by=tuple(killed_by),
+                    equivalent=mutant.same_bytecode and not killed_by,
                 )
             )
         return tuple(results)
@@ -352,6 +353,7 @@ class EvaluateStage(Stage):
             coverage=coverage,
             mutants=len(mutants),
             mutants_killed=sum(1 for m in mutants if m.killed_by),
+            mutants_equivalent=sum(1 for m in mutants if m.equivalent),
         )
         result = EvalResult(
             instance_id=record.instance.instance_id,

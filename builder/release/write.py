@@ -92,11 +92,13 @@ def write_release(
     from builder.release.card import render_card
     from builder.release.export import write_plan
     from builder.release.figures import write_figures
+    from builder.release.golden_mutation import GOLDEN_MUTATION
     from builder.release.splits import FULL, LITE, plan_splits
     from builder.release.stats import statistics_table
 
     plan = plan_splits(instances, config, previous_manifest)
     write_plan(plan, out, previous[0] if previous else None)
+    (out / GOLDEN_MUTATION).unlink(missing_ok=True)  # measured on instances that may be gone
     ordered = sorted(instances, key=lambda i: i.instance_id)
     tables = {FULL: statistics_table(ordered)}
     if plan.lite is not None:
