@@ -40,9 +40,9 @@ from validation.environments.interpreters import PYTHON_RELEASES
 from validation.environments.resolution import EnvironmentResolver, Resolution
 from validation.environments.specs import SpecError
 from validation.grading import Grade, grade, needs_network, network_fail_to_pass, side_verdicts
+from validation.measured_run import measured_run
 from validation.runs.backends import Session, make_backend
 from validation.runs.generated import place_generated
-from validation.runs.junit import ReportError, network_errors
 from validation.runs.patches import (
     NOT_RUNNABLE,
     PatchError,
@@ -457,63 +457,23 @@ class ValidateStage(Stage):
         first repetition of a side runs under coverage.py when measuring (its JSON report read
         back), the others run plain: instrumentation costs time, and a verdict that changes
         under it shows up as flaky."""
-        name = f"{suite}-{side}-{repetition}"
         measure = bool(job.include()) and repetition == 0
-        runner, logs = job.runner, job.logs
-        report_name = f"{name}-{runner.report_name}" if runner.report_name else None
-        plugin = runner.context_options(coverage.CONTEXT_PLUGIN) if measure else None
-        runtime = session.provide(runner.runtime) if runner.runtime else None
-        report_path = session.scratch_path(report_name or f"{name}.unused")
-        command = runner.command("python", files, report_path, [*(plugin or ()), *extra], runtime)
-        json_name = f"{name}.coverage.json"
-        if measure:
-            rcfile = coverage.rcfile(
-                job.include(),
-                session.scratch_path(f"{name}.coverage"),
-                contexts="test_function" if plugin is None else "runner",
-                python=job.python,
-            )
-            command = coverage.measured_command(
-                command,
-                session.provide(coverage.RUNTIME),
-                session.scratch_path(f"{name}.coveragerc"),
-                rcfile,
-                session.scratch_path(json_name),
-                job.side_lines(side),
-            )
-        log_path = logs / f"{name}.log"
-        completed = session.run(command, log_path, self.settings.timeout_s)
-        if report_name is None:
-            report = log_path.read_bytes() if log_path.is_file() else None
-        else:
-            report = session.read_scratch(report_name)
-            if report is not None:
-                (logs / report_name).write_bytes(report)
-        parsed = runner.results(report, files)
-        tests, errors = parsed if parsed is not None else ({}, [])
-        tests = {test: status for test, status in tests.items() if test not in deselected}
-        run = RunResult(
+        return measured_run(
+            session,
+            job.runner,
+            files,
+            name=f"{suite}-{side}-{repetition}",
             side=side,
+            logs=job.logs,
+            timeout_s=self.settings.timeout_s,
+            python=job.python,
             suite=suite,
             repetition=repetition,
-            command=tuple(command),
-            exit_code=completed.exit_code,
-            timed_out=completed.timed_out,
-            duration_s=completed.duration_s,
-            report_found=runner.completed(report),
-            tests=tests,
-            collection_errors=tuple(errors),
-            log_path=str(log_path),
+            include=job.include() if measure else (),
+            side_lines=job.side_lines(side),
+            extra=extra,
             deselected=deselected,
-            network_errors=_network_errors(runner, report, files, tests),
         )
-        measured = None
-        if measure and not completed.timed_out:
-            report = session.read_scratch(json_name)
-            if report is not None:
-                (logs / json_name).write_bytes(report)
-            measured = coverage.read_report(report)
-        return run, measured
 
     def _change_coverage(
         self, job: _Job, golden: _Runs, existing: _Runs
@@ -699,19 +659,6 @@ def _record(
             elif failed is None and not run.report_found:
                 failed = _runner_failed(run)
     return failed
-
-
-def _network_errors(
-    runner: Runner, report: bytes | None, files: list[str], tests: Mapping[str, Any]
-) -> dict[str, str]:
-    """Failed tests of a pytest run whose failure is a connection error (see ``junit``)."""
-    if runner.kind != "pytest" or report is None:
-        return {}
-    try:
-        found = network_errors(report, files)
-    except ReportError:
-        return {}
-    return {test: line for test, line in found.items() if test in tests}
 
 
 def _reusable(

@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--mutation", action="store_true",
-        help="also try mutants of the golden patch's lines: the share the scored tests kill",
+        help="also try mutants of the golden patch's lines: the share the scored tests kill "
+        "(with --predictions gold on a whole split of a release dir: recorded in the release)",
     )  # fmt: skip
     parser.add_argument(
         "--mutants", type=int, default=10, metavar="N",

@@ -57,6 +57,9 @@ class InstanceScore(BaseModel):
 
     mutants: int = Field(default=0, description="mutants of the fix tried (--mutation)")
     mutants_killed: int = Field(default=0, description="of them, killed by the scored tests")
+    mutants_equivalent: int = Field(
+        default=0, description="of them, equivalent: the fixed code's bytecode, not killed"
+    )
 
     def has(self, kind: str) -> bool:
         return any(t.kind == kind for t in self.transitions)
@@ -94,9 +97,14 @@ class Summary(BaseModel):
     coverage_rest: float | None = Field(description="ΔC over the other instances")
     coverage_instances: int = Field(description="instances whose golden patch has executable lines")
     mutants: int = Field(default=0, description="mutants tried over every instance")
+    mutants_equivalent: int = Field(
+        default=0, description="of them, equivalent (left out of the mutation score)"
+    )
+    mutants_killed: int = Field(default=0, description="of them, killed by the scored tests")
     mutation_score: float | None = Field(
         default=None,
-        description="mutants killed by the scored tests, in percent (None: none tried)",
+        description="mutants killed by the scored tests, in percent of the mutants that are "
+        "not equivalent (None: none)",
     )
 
 
@@ -121,8 +129,11 @@ def summarize(scores: Sequence[InstanceScore]) -> Summary:
         coverage_rest=_mean(s.coverage for s in measured if not s.has("F→P")),
         coverage_instances=len(measured),
         mutants=sum(s.mutants for s in scores),
+        mutants_equivalent=sum(s.mutants_equivalent for s in scores),
+        mutants_killed=sum(s.mutants_killed for s in scores),
         mutation_score=_share(
-            sum(s.mutants_killed for s in scores), sum(s.mutants for s in scores)
+            sum(s.mutants_killed for s in scores),
+            sum(s.mutants - s.mutants_equivalent for s in scores),
         ),
     )
 

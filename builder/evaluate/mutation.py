@@ -16,6 +16,11 @@ operators:
 A mutant whose text equals the original (e.g. ``return None`` already) is never produced. The
 selection keeps at most ``cap`` mutants per instance, spread evenly over the sorted candidates,
 so the same patch always gives the same mutants.
+
+A mutant whose module compiles to the same bytecode as the original (:func:`same_bytecode`:
+e.g. ``...`` → ``pass``, a change inside ``if False:``, whitespace the mutation moved) is
+marked ``same_bytecode``: no test can kill it, and the evaluation names it equivalent when the
+tests indeed do not.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import types
 from collections.abc import Iterable, Iterator
 
 OPERATORS = ("comparison", "arithmetic", "boolean", "constant", "statement", "return")
@@ -59,6 +65,8 @@ class Mutant:
     operator: str
     description: str  # e.g. "line 12: a < b → a >= b"
     text: str
+    same_bytecode: bool = False
+    """The mutated module compiles to the original's bytecode: an equivalent mutant."""
 
     @property
     def key(self) -> str:
@@ -95,7 +103,51 @@ def mutants(path: str, text: str, lines: Iterable[int]) -> list[Mutant]:
     unique: dict[str, Mutant] = {}
     for *_, mutant in found:
         unique.setdefault(mutant.text, mutant)
-    return list(unique.values())
+    original = _bytecode(text, path)
+    return [
+        dataclasses.replace(
+            mutant,
+            same_bytecode=original is not None and _bytecode(mutant.text, path) == original,
+        )
+        for mutant in unique.values()
+    ]
+
+
+def same_bytecode(original: str, mutated: str, path: str = "<mutant>") -> bool:
+    """Whether two module texts compile to the same code: instructions, constants (by type and
+    value), names, flags and signatures of every code object, line and column positions left
+    out. False when either does not compile."""
+    first = _bytecode(original, path)
+    return first is not None and first == _bytecode(mutated, path)
+
+
+def _bytecode(text: str, path: str) -> tuple | None:
+    try:
+        code = compile(text, path, "exec", dont_inherit=True, optimize=0)
+    except (SyntaxError, ValueError):
+        return None
+    return _normalised(code)
+
+
+def _normalised(code: types.CodeType) -> tuple:
+    consts = tuple(
+        _normalised(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
+        for c in code.co_consts
+    )
+    return (
+        code.co_code,
+        code.co_exceptiontable if hasattr(code, "co_exceptiontable") else b"",
+        consts,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        code.co_flags,
+        code.co_argcount,
+        code.co_posonlyargcount,
+        code.co_kwonlyargcount,
+        code.co_name,
+    )
 
 
 def select(candidates: list[Mutant], cap: int) -> list[Mutant]:

@@ -29,6 +29,11 @@ class MutantResult(Record):
     operator: str
     description: str
     killed_by: tuple[str, ...] = ()
+    equivalent: bool = Field(
+        default=False,
+        description="compiles to the fixed code's bytecode and no scored test killed it: "
+        "left out of the mutation score",
+    )
 
 
 class EvalResult(Record):

@@ -6,6 +6,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from builder.core.config import Config
 from builder.core.errors import SwtError
@@ -18,6 +19,7 @@ from builder.evaluate.metrics import InstanceScore, Summary, markdown_table, sum
 from builder.evaluate.predictions import GOLD, Prediction, read_predictions
 from builder.evaluate.records import EvalResult, EvalTask
 from builder.evaluate.stage import EvaluateStage
+from builder.release.golden_mutation import GOLDEN_MUTATION, write_golden_mutation
 
 RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 NO_PREDICTION = "no prediction for this instance"
@@ -84,7 +86,54 @@ def evaluate(
     scores.sort(key=lambda score: score.instance_id)
     summary = summarize(scores)
     _write(config.output_dir / "evaluations" / request.run_id, request, results, scores, summary)
+    if _is_release_statistic(request):
+        name = f"{request.config_name}/{request.split}"
+        statistic = golden_mutation(results, request.mutants)
+        write_golden_mutation(Path(request.dataset), name, statistic)
+        echo(
+            f"evaluate: golden kill rate of {name} written to {request.dataset} "
+            f"({GOLDEN_MUTATION} and the card)"
+        )
     return summary
+
+
+def _is_release_statistic(request: Request) -> bool:
+    """Gold with mutants, on every instance of a release dir's split: the golden tests'
+    strength, a statistic of the release."""
+    return (
+        request.predictions == GOLD
+        and request.mutants > 0
+        and not request.instances
+        and (Path(request.dataset) / "manifest.json").is_file()
+    )
+
+
+def golden_mutation(results: Sequence[EvalResult], cap: int) -> dict[str, Any]:
+    """The kill rate of the scored tests over ``results`` (the release statistic's fields):
+    instances, mutants, equivalent and killed ones, the rate over the non-equivalent
+    mutants in percent, and the same counts per operator."""
+    mutants = [mutant for result in results for mutant in result.mutants]
+    by_operator: dict[str, dict[str, int]] = {}
+    for mutant in mutants:
+        counts = by_operator.setdefault(
+            mutant.operator, {"mutants": 0, "equivalent": 0, "killed": 0}
+        )
+        counts["mutants"] += 1
+        counts["equivalent"] += mutant.equivalent
+        counts["killed"] += bool(mutant.killed_by)
+    killed = sum(1 for mutant in mutants if mutant.killed_by)
+    equivalent = sum(1 for mutant in mutants if mutant.equivalent)
+    scored = len(mutants) - equivalent
+    return {
+        "instances": len(results),
+        "instances_with_mutants": sum(1 for result in results if result.mutants),
+        "cap": cap,
+        "mutants": len(mutants),
+        "equivalent": equivalent,
+        "killed": killed,
+        "kill_rate": round(100 * killed / scored, 2) if scored else None,
+        "by_operator": dict(sorted(by_operator.items())),
+    }
 
 
 def _tasks(request: Request, instances: Sequence[EvalInstance]) -> tuple[list[EvalTask], list[str]]:
@@ -173,8 +222,12 @@ def _write(
     )
     table = markdown_table([(model, summary)])
     if summary.mutation_score is not None:
+        scored = summary.mutants - summary.mutants_equivalent
+        equivalent = summary.mutants_equivalent
         table += (
-            f"\nMutation score: {summary.mutation_score:.1f} % of {summary.mutants} mutants of "
-            "the golden patch's lines killed by the scored tests.\n"
+            f"\nMutation score: {summary.mutation_score:.1f} % of {scored} mutants of "
+            "the golden patch's lines killed by the scored tests"
+            + (f" ({equivalent} equivalent left out)" if equivalent else "")
+            + ".\n"
         )
     atomic_write_text(directory / "report.md", f"# {request.run_id}\n\n{table}")

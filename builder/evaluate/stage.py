@@ -27,6 +27,7 @@ from validation import coverage
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.environments.specs import SpecError
 from validation.grading import Verdict, verdict_of
+from validation.measured_run import measured_run
 from validation.runs.backends import Session
 from validation.runs.generated import place_generated
 from validation.runs.patches import PatchError, runnable_test_files
@@ -34,7 +35,7 @@ from validation.runs.runners import Runner, make_runner
 from validation.stage import ValidateStage, measurable
 
 STAGE = "evaluate"
-EVALUATION_VERSION = 4
+EVALUATION_VERSION = 6
 """Bump when how predictions are run or scored changes: it is part of every result key."""
 ERROR = "evaluation error: "
 """How a score names a failure of the evaluation itself (not of the prediction)."""
@@ -85,7 +86,7 @@ class EvaluateStage(Stage):
             **self.fingerprint(),
             "spec": self.environments.spec_digest(record.instance.repo),
         }
-        return result_key(self.name, fingerprint, record.model_dump(mode="json"))
+        return result_key(self.name, fingerprint, _key_input(record))
 
     def group(self, record: EvalTask) -> str:
         instance = record.instance
@@ -198,6 +199,7 @@ class EvaluateStage(Stage):
                     operator=mutant.operator,
                     description=mutant.description,
                     killed_by=tuple(killed_by),
+                    equivalent=mutant.same_bytecode and not killed_by,
                 )
             )
         return tuple(results)
@@ -279,55 +281,25 @@ class EvaluateStage(Stage):
         measured: dict[str, coverage.Measured | None],
         name: str = "",
     ) -> RunResult:
-        """One run of ``files``; ``name`` (default: the side) names its log and report."""
-        name = name or side
-        report_name = f"{name}-{runner.report_name}" if runner.report_name else None
-        runtime = session.provide(runner.runtime) if runner.runtime else None
-        report_path = session.scratch_path(report_name or f"{name}.unused")
-        command = runner.command("python", files, report_path, (), runtime)
-        json_name = f"{name}.coverage.json"
+        """One run of ``files``; ``name`` (default: the side) names its log and report. Under
+        coverage.py when ``lines`` are given: ``measured[side]`` gets its executed lines (None
+        when it timed out or wrote no report)."""
         include = sorted({*lines.removed, *lines.added}) if lines is not None else []
-        if include:
-            side_lines = lines.removed if side == "before" else lines.added  # type: ignore[union-attr]
-            rcfile = coverage.rcfile(
-                include, session.scratch_path(f"{side}.coverage"), python=spec.python
-            )
-            command = coverage.measured_command(
-                command,
-                session.provide(coverage.RUNTIME),
-                session.scratch_path(f"{side}.coveragerc"),
-                rcfile,
-                session.scratch_path(json_name),
-                side_lines,
-            )
-        log_path = logs / f"{name}.log"
-        completed = session.run(command, log_path, self.settings.timeout_s)
-        if report_name is None:
-            report = log_path.read_bytes() if log_path.is_file() else None
-        else:
-            report = session.read_scratch(report_name)
-            if report is not None:
-                (logs / report_name).write_bytes(report)
-        parsed = runner.results(report, files)
-        tests, errors = parsed if parsed is not None else ({}, [])
-        if include:
-            data = session.read_scratch(json_name)
-            if data is not None:
-                (logs / json_name).write_bytes(data)
-            measured[side] = coverage.read_report(data)
-        return RunResult(
+        run, executed = measured_run(
+            session,
+            runner,
+            files,
+            name=name or side,
             side=side,
-            suite="golden",
-            repetition=0,
-            command=tuple(command),
-            exit_code=completed.exit_code,
-            timed_out=completed.timed_out,
-            duration_s=completed.duration_s,
-            report_found=runner.completed(report),
-            tests=tests,
-            collection_errors=tuple(errors),
-            log_path=str(log_path),
+            logs=logs,
+            timeout_s=self.settings.timeout_s,
+            python=spec.python,
+            include=include,
+            side_lines=(lines.removed if side == "before" else lines.added) if lines else None,
         )
+        if include:
+            measured[side] = executed
+        return run
 
     def _result(
         self,
@@ -352,6 +324,7 @@ class EvaluateStage(Stage):
             coverage=coverage,
             mutants=len(mutants),
             mutants_killed=sum(1 for m in mutants if m.killed_by),
+            mutants_equivalent=sum(1 for m in mutants if m.equivalent),
         )
         result = EvalResult(
             instance_id=record.instance.instance_id,
@@ -365,6 +338,21 @@ class EvaluateStage(Stage):
             mutants=mutants,
         )
         return Outcome.keep(STAGE, result)
+
+
+def _key_input(record: EvalTask) -> dict[str, Any]:
+    """The task as its key hashes it. A patch that is not UTF-8 (lone surrogates, which JSON
+    text may carry) is hashed by its escaped bytes under a field of its own, so that it cannot
+    collide with a patch spelling those escapes out; the task itself keeps the patch, which
+    the evaluation reports not applicable."""
+    data = record.model_dump(mode="json")
+    try:
+        record.patch.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = record.patch.encode("utf-8", "surrogatepass")
+        data["patch"] = ""
+        data["patch_not_utf8"] = raw.decode("utf-8", "backslashreplace")
+    return data
 
 
 def _reader(mirror: Path, commit: str):

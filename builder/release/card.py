@@ -178,6 +178,43 @@ _TEXT_RETRIEVALS = {
 }
 
 
+_GOLDEN_SECTION = ("<!-- golden mutation -->\n", "<!-- end golden mutation -->\n")
+
+
+def with_golden_mutation(card: str, splits: Mapping[str, Mapping[str, Any]]) -> str:
+    """``card`` with a section on the golden tests' kill rate per ``config/split`` (as
+    ``golden_mutation.json`` holds it) before the text configs' section, or "## Versions";
+    the section a card had before is replaced, none left for no splits."""
+    card = _strip_between(card, *_GOLDEN_SECTION)
+    if not splits:
+        return card
+    rows = ["| config | split | instances | mutants | equivalent | killed | kill rate |",
+            "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for name, stat in sorted(splits.items()):
+        config, _, split = name.partition("/")
+        rate = "–" if stat["kill_rate"] is None else f"{stat['kill_rate']:.1f} %"
+        rows.append(
+            f"| {config} | {split} | {stat['instances']} | {stat['mutants']} | "
+            f"{stat['equivalent']} | {stat['killed']} | {rate} |"
+        )
+    caps = sorted({stat["cap"] for stat in splits.values()})
+    section = (
+        f"{_GOLDEN_SECTION[0]}## Strength of the golden tests\n\n"
+        "How many plausible bugs the golden tests catch: mutants of the lines each golden "
+        "patch adds (a comparison, operator, constant, statement or return value changed, "
+        f"at most {' / '.join(map(str, caps))} per instance, chosen deterministically) run "
+        "under the golden tests; a mutant is killed when a golden test that passes on the "
+        "fixed code fails on it. Equivalent mutants (the fixed code's bytecode, not killed) "
+        "are left out of the kill rate (`swt-builder evaluate --predictions gold --mutation`; "
+        "`golden_mutation.json`).\n\n" + "\n".join(rows) + f"\n\n{_GOLDEN_SECTION[1]}"
+    )
+    for anchor in (_TEXT_SECTION[0], "## Versions\n"):
+        head, found, tail = card.partition(anchor)
+        if found:
+            return head + section + found + tail
+    return card + "\n" + section
+
+
 def _strip_between(text: str, start: str, end: str) -> str:
     head, found, rest = text.partition(start)
     return head + rest.partition(end)[2] if found else text

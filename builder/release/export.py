@@ -24,6 +24,7 @@ __all__ = [
     "SPLIT",
     "TEXT_FEATURES",
     "features_sha256",
+    "read_split_rows",
     "split_path",
     "write_plan",
     "write_split",
@@ -91,19 +92,30 @@ def write_split(
     return _write_rows(rows, FEATURES, dataset_dir, config_name, split)
 
 
+def read_split_rows(dataset_dir: Path, config_name: str, split: str = SPLIT) -> list[dict]:
+    """The rows of one written split, as its parquet file holds them."""
+    import pyarrow.parquet
+
+    table = pyarrow.parquet.read_table(dataset_dir / split_path(config_name, split))
+    return table.to_pylist()
+
+
 def write_text_split(
-    instances: Iterable[Instance],
+    rows: Iterable[Mapping[str, object]],
     texts: Mapping[str, str],
     dataset_dir: Path,
     config_name: str,
     split: str = SPLIT,
 ) -> Path:
-    """Write one split of a text config: each instance's row and its ``text``, sorted by id."""
-    ordered = sorted(instances, key=lambda i: i.instance_id)
-    rows = [{**instance.to_row(), "text": texts[instance.instance_id]} for instance in ordered]
-    if not rows:
+    """Write one split of a text config: each plain row (as :func:`read_split_rows` gives it)
+    and its instance's ``text``, sorted by id."""
+    ordered = sorted(rows, key=lambda row: str(row["instance_id"]))
+    if not ordered:
         raise ValueError(f"{config_name}/{split} is empty: empty splits get no file")
-    return _write_rows(rows, TEXT_FEATURES, dataset_dir, config_name, split)
+    if list(ordered[0]) != list(FEATURES):
+        raise ValueError(f"{config_name}/{split}: its rows' columns are not the release's")
+    text_rows = [{**row, "text": texts[str(row["instance_id"])]} for row in ordered]
+    return _write_rows(text_rows, TEXT_FEATURES, dataset_dir, config_name, split)
 
 
 def _write_rows(

@@ -92,11 +92,13 @@ def write_release(
     from builder.release.card import render_card
     from builder.release.export import write_plan
     from builder.release.figures import write_figures
+    from builder.release.golden_mutation import GOLDEN_MUTATION
     from builder.release.splits import FULL, LITE, plan_splits
     from builder.release.stats import statistics_table
 
     plan = plan_splits(instances, config, previous_manifest)
     write_plan(plan, out, previous[0] if previous else None)
+    (out / GOLDEN_MUTATION).unlink(missing_ok=True)  # measured on instances that may be gone
     ordered = sorted(instances, key=lambda i: i.instance_id)
     tables = {FULL: statistics_table(ordered)}
     if plan.lite is not None:
@@ -139,9 +141,8 @@ def write_release(
     return ReleaseResult(out, config.release.version, plan, split_rows)
 
 
-TEXT_BASES = ("full", "lite", "post_cutoff")
-"""The plain configs a text config has a twin of (the same splits and rows, plus ``text``);
-monthly splits are carried frozen from earlier releases and get none."""
+TEXT_BASES = ("full", "lite", "post_cutoff", "monthly")
+"""The plain configs a text config has a twin of: the same splits and rows, plus ``text``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,14 +168,19 @@ def write_text_configs(dataset_dir: Path, tables: Sequence[TextTable]) -> list[d
 
     Text configs of other names stay as they were; those of the same name are replaced.
     Returns the manifest's ``text`` entries (one per config and split)."""
-    from builder.core.records import read_jsonl
     from builder.release.card import with_text_configs
-    from builder.release.export import write_text_split
+    from builder.release.export import read_split_rows, write_text_split
     from builder.release.manifest import read_manifest, rehash
     from builder.release.splits import split_path
 
     manifest = read_manifest(dataset_dir)
-    instances = {i.instance_id: i for i in read_jsonl(dataset_dir / "instances.jsonl", Instance)}
+    plain = {
+        (split["config"], split["split"]): read_split_rows(
+            dataset_dir, split["config"], split["split"]
+        )
+        for split in manifest["splits"]
+        if split["config"] in TEXT_BASES and split["rows"]
+    }  # read before any file is replaced; a carried month's rows are its file's, not jsonl's
     names = {table.name for table in tables}
     kept = [entry for entry in manifest.get("text", []) if entry["name"] not in names]
     for entry in manifest.get("text", []):
@@ -186,8 +192,8 @@ def write_text_configs(dataset_dir: Path, tables: Sequence[TextTable]) -> list[d
             if split["config"] not in TEXT_BASES or not split["rows"]:
                 continue
             config = table.twin(split["config"])
-            members = [instances[i] for i in split["instance_ids"]]
-            write_text_split(members, table.texts, dataset_dir, config, split["split"])
+            rows = plain[(split["config"], split["split"])]
+            write_text_split(rows, table.texts, dataset_dir, config, split["split"])
             entries.append(
                 {"config": config, "split": split["split"], "rows": split["rows"],
                  "path": split_path(config, split["split"]), "name": table.name,

@@ -7,6 +7,8 @@ import pytest
 from builder.cli import main
 from builder.core.config import Config, ValidationConfig
 from builder.evaluate.run import NO_PREDICTION, Request, evaluate
+from builder.release.golden_mutation import read_golden_mutation
+from builder.release.manifest import hash_files, read_manifest
 from recipes.swe_bench import to_candidate
 from tests.support.git import GitRepo
 from tests.support.instances import make_release
@@ -151,6 +153,21 @@ def test_mutants_of_the_fix_are_killed_only_by_tests_that_check_it(dataset):
     assert summary.mutants == 2 * len(checks) and summary.mutation_score == 50.0
     text = (config.output_dir / "evaluations" / "mutation" / "report.md").read_text()
     assert "Mutation score: 50.0 %" in text
+
+
+def test_the_golden_kill_rate_becomes_a_statistic_of_the_release(dataset):
+    directory, config, _ = dataset
+    request = Request(dataset=str(directory), predictions="gold", run_id="gold-mut", mutants=2)
+    summary = evaluate(request, config, echo=lambda _: None)
+    statistic = read_golden_mutation(directory)["full/test"]
+    assert statistic["instances"] == 8 and statistic["cap"] == 2
+    assert statistic["mutants"] == summary.mutants == 16  # two per instance
+    assert statistic["killed"] == summary.mutants_killed
+    assert statistic["kill_rate"] == summary.mutation_score
+    assert sum(op["mutants"] for op in statistic["by_operator"].values()) == 16
+    card = (directory / "README.md").read_text()
+    assert f"| full | test | 8 | 16 | 0 | {statistic['killed']} |" in card
+    assert read_manifest(directory)["files"] == hash_files(directory)
 
 
 def test_repro_mode_scores_scripts_by_their_exit_status(dataset, tmp_path):

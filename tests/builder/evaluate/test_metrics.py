@@ -67,3 +67,19 @@ def test_the_markdown_table_has_the_papers_columns():
     assert lines[0].startswith("| Method | 𝒜 | 𝒮 | F→X | F→P | P→P | ΔC all")
     assert lines[2] == "| gold | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | – |"
     assert lines[3] == "| mine | 100.0 | 0.0 | 100.0 | 0.0 | 0.0 | 50.0 | – | 50.0 |"
+
+
+def test_equivalent_mutants_are_left_out_of_the_mutation_score():
+    def mutated(instance, tried, killed, equivalent):
+        return InstanceScore(
+            instance_id=instance,
+            applicable=True,
+            mutants=tried,
+            mutants_killed=killed,
+            mutants_equivalent=equivalent,
+        )
+
+    summary = summarize([mutated("a", 4, 2, 1), mutated("b", 2, 1, 0)])
+    assert (summary.mutants, summary.mutants_killed, summary.mutants_equivalent) == (6, 3, 1)
+    assert summary.mutation_score == 60.0  # 3 of the 5 that can be killed
+    assert summarize([mutated("c", 1, 0, 1)]).mutation_score is None  # nothing to kill

@@ -2,7 +2,7 @@
 
 import ast
 
-from builder.evaluate.mutation import mutants, select
+from builder.evaluate.mutation import mutants, same_bytecode, select
 
 SOURCE = '''"""Docs."""
 
@@ -84,3 +84,19 @@ def test_selection_is_deterministic_and_spread():
     assert chosen[0] == found[0] and chosen[-1] != found[0]
     assert select(found, 0) == []
     assert mutants("m.py", SOURCE, range(1, 17)) == found  # the same input, the same order
+
+
+def test_a_mutant_that_compiles_to_the_same_bytecode_is_marked():
+    text = "def f(x):\n    ...\n    if False:\n        x = 1\n    return x + 1\n"
+    marked = {m.description: m.same_bytecode for m in mutants("m.py", text, [2, 3, 4, 5])}
+    assert marked["line 2: ... → pass"]  # a constant statement compiles to nothing
+    assert marked["line 4: x = 1 → pass"]  # dead code
+    assert not marked["line 5: x + 1 → x - 1"] and not marked["line 3: False → True"]
+
+
+def test_same_bytecode_ignores_positions_but_not_values_or_types():
+    assert same_bytecode("x = (1 +\n  2)\n", "x = (1 + 2)\n")  # folded alike, positions differ
+    assert not same_bytecode("x = 1\n", "x = 1.0\n")
+    assert not same_bytecode("x = 0\n", "x = False\n")
+    assert not same_bytecode("def f():\n    return a\n", "def f():\n    return b\n")
+    assert not same_bytecode("return 1\n", "return 1\n")  # not a module: nothing to compare

@@ -11,6 +11,7 @@ from builder.release.card import with_text_configs
 from builder.release.export import FEATURES
 from builder.release.manifest import hash_files, read_manifest
 from builder.release.write import TextTable, write_text_configs
+from builder.text.release_dir import read_release
 from tests.support.instances import make_instance, make_release
 
 
@@ -36,7 +37,7 @@ def _files(directory):
             for p in sorted(directory.rglob("*")) if p.is_file()}  # fmt: skip
 
 
-def test_text_twins_of_full_lite_and_post_cutoff(tmp_path):
+def test_text_twins_of_full_lite_post_cutoff_and_monthly(tmp_path):
     config, _ = _release(tmp_path)
     out = config.dataset_dir
 
@@ -45,9 +46,17 @@ def test_text_twins_of_full_lite_and_post_cutoff(tmp_path):
     configs = sorted({e["config"] for e in entries})
     assert configs == [
         "bm25_27k_zsb", "bm25_27k_zsp", "lite_bm25_27k_zsb", "lite_bm25_27k_zsp",
+        "monthly_bm25_27k_zsb", "monthly_bm25_27k_zsp",
         "post_cutoff_bm25_27k_zsb", "post_cutoff_bm25_27k_zsp",
     ]  # fmt: skip
-    assert not any(name.startswith("monthly") for name in configs)
+    plain_splits = {(s["config"], s["split"]): s for s in read_manifest(out)["splits"]}
+    for entry in entries:  # every non-empty plain split has its twin, with its rows
+        split = plain_splits[(entry["base"], entry["split"])]
+        assert entry["rows"] == split["rows"] > 0
+        twin = datasets.load_dataset("parquet", data_files=str(out / entry["path"]))["train"]
+        assert twin["instance_id"] == split["instance_ids"]
+    months = {e["split"] for e in entries if e["config"] == "monthly_bm25_27k_zsp"}
+    assert months == {s for (c, s), v in plain_splits.items() if c == "monthly" and v["rows"]}
     plain = datasets.load_dataset("parquet", data_files=str(out / "data/full/test-*.parquet"))
     text = datasets.load_dataset("parquet", data_files=str(out / "data/bm25_27k_zsp/test-*"))
     rows, text_rows = plain["train"].to_list(), text["train"].to_list()
@@ -130,3 +139,37 @@ def test_a_text_missing_for_an_instance_is_a_bug_not_a_silent_gap(tmp_path):
     with pytest.raises(KeyError):
         write_text_configs(config.dataset_dir, [partial])
     assert "text" not in json.loads((config.dataset_dir / "manifest.json").read_text())
+
+
+def test_a_carried_month_keeps_its_rows_in_its_twin(tmp_path):
+    """A month released before keeps an instance a later release dropped: its twin has the
+    carried file's rows, and a text for that instance too."""
+    registry = tmp_path / "cutoffs.toml"
+    registry.write_text("[cutoffs]\n")
+    instances = [
+        make_instance(1, created_at="2024-01-10T00:00:00Z"),
+        make_instance(2, created_at="2024-01-20T00:00:00Z"),
+        make_instance(3, created_at="2024-02-05T00:00:00Z"),
+    ]
+    first, _ = make_release(tmp_path / "v1", instances, as_of="2024-03-01",
+                            cutoffs=str(registry))  # fmt: skip
+    second, _ = make_release(tmp_path / "v2", instances[1:], version="0.2.0",
+                             previous=str(first.dataset_dir), as_of="2024-03-01",
+                             cutoffs=str(registry))  # fmt: skip
+    out = second.dataset_dir
+    ids = [i.instance_id for i in read_release(out)]
+    assert ids == ["owner__repo-1", "owner__repo-2", "owner__repo-3"]  # 1 from the month's file
+
+    write_text_configs(out, [_table()])
+
+    plain = datasets.load_dataset(
+        "parquet", data_files=str(out / "data/monthly/month_2024_01-00000-of-00001.parquet")
+    )["train"].to_list()
+    twin = datasets.load_dataset(
+        "parquet",
+        data_files=str(out / "data/monthly_bm25_27k_zsp/month_2024_01-00000-of-00001.parquet"),
+    )["train"].to_list()
+    assert [r["instance_id"] for r in plain] == ["owner__repo-1", "owner__repo-2"]
+    assert [{k: v for k, v in r.items() if k != "text"} for r in twin] == plain
+    assert [r["text"] for r in twin] == ["prompt 1", "prompt 2"]
+    assert read_manifest(out)["files"] == hash_files(out)

@@ -35,6 +35,9 @@ def test_a_build_with_text_writes_its_configs_and_rebuilds_byte_identical(tmp_pa
     manifest = read_manifest(out)
     names = {entry["config"] for entry in manifest["text"]}
     assert {"bm25_27k_zsb", "bm25_27k_zsp", "oracle_27k_zsp", "lite_bm25_27k_zsp"} <= names
+    months = {s["split"] for s in manifest["splits"] if s["config"] == "monthly" and s["rows"]}
+    twins = {e["split"] for e in manifest["text"] if e["config"] == "monthly_bm25_27k_zsp"}
+    assert months and twins == months  # the monthly splits have their twins too
     assert manifest["files"] == hash_files(out)
     card = (out / "README.md").read_text()
     assert all(f"- config_name: {name}\n" in card for name in names)

@@ -1,5 +1,7 @@
 """A release dir is read whole or refused with one line."""
 
+import json
+
 import pytest
 
 from builder.text.errors import TextError
@@ -43,3 +45,15 @@ def test_a_malformed_release_dir_is_one_line(tmp_path, damage, message):
     with pytest.raises(TextError, match=message) as raised:
         read_release(out)
     assert "\n" not in str(raised.value)
+
+
+def test_a_month_naming_an_instance_neither_file_has_is_one_line(tmp_path):
+    instances = [make_instance(1, created_at="2024-01-10T00:00:00Z")]
+    config, _ = make_release(tmp_path / "dist", instances, as_of="2024-03-01")
+    out = config.dataset_dir
+    manifest = json.loads((out / "manifest.json").read_text())
+    month = next(s for s in manifest["splits"] if s["split"] == "month_2024_01")
+    month["instance_ids"].append("owner__repo-9")
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(TextError, match="month_2024_01 names owner__repo-9, which its file lacks"):
+        read_release(out)

@@ -1,0 +1,109 @@
+"""One run of test files in a session, under coverage.py when asked: its RunResult and coverage."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from builder.core.records import RunResult
+from validation import coverage
+from validation.runs.backends import Session
+from validation.runs.junit import ReportError, network_errors
+from validation.runs.runners import Runner
+
+
+def measured_run(
+    session: Session,
+    runner: Runner,
+    files: list[str],
+    *,
+    name: str,
+    side: str,
+    logs: Path,
+    timeout_s: float,
+    python: str,
+    suite: str = "golden",
+    repetition: int = 0,
+    include: Iterable[str] = (),
+    side_lines: Mapping[str, frozenset[int]] | None = None,
+    extra: Sequence[str] = (),
+    deselected: tuple[str, ...] = (),
+) -> tuple[RunResult, coverage.Measured | None]:
+    """Run ``files`` with ``runner`` in ``session`` (``extra``: runner options leaving
+    ``deselected`` out); ``name`` names its log, report and coverage files in ``logs``.
+
+    With ``include`` (repository files), the run is measured by coverage.py, per-test contexts
+    coming from the runner when it can switch them and from coverage's dynamic contexts
+    otherwise; ``side_lines`` are the lines of those files the JSON report must account for.
+    The measurement is None when the run timed out or wrote no report: a cut-short run's
+    coverage is no measurement."""
+    include = sorted(set(include))
+    measure = bool(include)
+    report_name = f"{name}-{runner.report_name}" if runner.report_name else None
+    plugin = runner.context_options(coverage.CONTEXT_PLUGIN) if measure else None
+    runtime = session.provide(runner.runtime) if runner.runtime else None
+    report_path = session.scratch_path(report_name or f"{name}.unused")
+    command = runner.command("python", files, report_path, [*(plugin or ()), *extra], runtime)
+    json_name = f"{name}.coverage.json"
+    if measure:
+        rcfile = coverage.rcfile(
+            include,
+            session.scratch_path(f"{name}.coverage"),
+            contexts="test_function" if plugin is None else "runner",
+            python=python,
+        )
+        command = coverage.measured_command(
+            command,
+            session.provide(coverage.RUNTIME),
+            session.scratch_path(f"{name}.coveragerc"),
+            rcfile,
+            session.scratch_path(json_name),
+            side_lines or {},
+        )
+    log_path = logs / f"{name}.log"
+    completed = session.run(command, log_path, timeout_s)
+    if report_name is None:
+        report = log_path.read_bytes() if log_path.is_file() else None
+    else:
+        report = session.read_scratch(report_name)
+        if report is not None:
+            (logs / report_name).write_bytes(report)
+    parsed = runner.results(report, files)
+    tests, errors = parsed if parsed is not None else ({}, [])
+    tests = {test: status for test, status in tests.items() if test not in deselected}
+    run = RunResult(
+        side=side,
+        suite=suite,
+        repetition=repetition,
+        command=tuple(command),
+        exit_code=completed.exit_code,
+        timed_out=completed.timed_out,
+        duration_s=completed.duration_s,
+        report_found=runner.completed(report),
+        tests=tests,
+        collection_errors=tuple(errors),
+        log_path=str(log_path),
+        deselected=deselected,
+        network_errors=_network_errors(runner, report, files, tests),
+    )
+    measured = None
+    if measure and not completed.timed_out:
+        data = session.read_scratch(json_name)
+        if data is not None:
+            (logs / json_name).write_bytes(data)
+        measured = coverage.read_report(data)
+    return run, measured
+
+
+def _network_errors(
+    runner: Runner, report: bytes | None, files: list[str], tests: Mapping[str, Any]
+) -> dict[str, str]:
+    """Failed tests of a pytest run whose failure is a connection error (see ``junit``)."""
+    if runner.kind != "pytest" or report is None:
+        return {}
+    try:
+        found = network_errors(report, files)
+    except ReportError:
+        return {}
+    return {test: line for test, line in found.items() if test in tests}
