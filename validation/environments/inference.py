@@ -103,6 +103,37 @@ def _extras(mirror: Path, commit: str) -> dict[str, list[str]]:
     return _setup_py_extras(show(mirror, commit, "setup.py") or "")
 
 
+def install_requirements(mirror: Path, commit: str) -> list[str]:
+    """The project's install requirements at ``commit``: ``[project] dependencies``, setup.cfg's
+    ``install_requires``, or setup.py's when it is (or names) a literal list (else none)."""
+    pyproject = _toml(show(mirror, commit, "pyproject.toml"))
+    dependencies = pyproject.get("project", {}).get("dependencies")
+    if isinstance(dependencies, list) and dependencies:
+        return [str(item) for item in dependencies]
+    cfg = _cfg(show(mirror, commit, "setup.cfg"))
+    listed = cfg.get("options", "install_requires", fallback="")
+    if listed.strip():
+        return [line.strip() for line in logical_lines(listed) if line.strip()]
+    return _setup_py_install_requires(show(mirror, commit, "setup.py") or "")
+
+
+def _setup_py_install_requires(source: str) -> list[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    assigned: dict[str, ast.AST] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                assigned[target.id] = node.value
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "install_requires":
+            return _literal_strings(node.value, assigned) or []
+    return []
+
+
 def _setup_py_extras(source: str) -> dict[str, list[str]]:
     """``extras_require`` of setup.py when it is (or names) a literal dict of literal lists."""
     try:

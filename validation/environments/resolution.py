@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -14,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from builder.core.config import ValidationConfig
 from builder.core.records import Candidate
-from validation.environments import generated
+from validation.environments import base_requirements, generated
 from validation.environments.environment import KEY_VERSION, EnvironmentSpec
 from validation.environments.inference import INFERENCE_VERSION, infer_spec, requires_python_at
 from validation.environments.interpreters import era_python
@@ -41,10 +42,13 @@ class Resolution:
     environment_commit: str
     spec_source: str  # the spec file's label (see ``spec_label``), or "inferred"
     python_source: str = "spec"  # "spec", a source of project_pythons (e.g. "tox envlist"), "era"
+    base_requirements: tuple[str, ...] = ()  # the base commit's, added to the spec's packages
 
     def metadata(self) -> dict[str, str]:
         """What the instance's run_metadata records about its environment."""
+        added = {"base_requirements": json.dumps(list(self.base_requirements))}
         return {
+            **(added if self.base_requirements else {}),
             "version": self.version,
             "version_source": self.version_source,
             "detected_version": self.detected_version or "",
@@ -213,6 +217,7 @@ class EnvironmentResolver:
         return {
             "install_steps_version": KEY_VERSION,
             "inference_version": INFERENCE_VERSION,
+            "base_requirements": base_requirements.VERSION,
             "generated_files": [generated.VERSION, generated.INSTALLED_FILES.digest],
             "dated": self.settings.dated,
             "era_lag_days": self.settings.era_lag_days,
@@ -246,7 +251,7 @@ class EnvironmentResolver:
             )
             repo_spec = self._infer(record.repo, mirror, commit, version)
             source = "inferred"
-        return resolve(
+        resolution = resolve(
             repo_spec,
             mirror=mirror,
             base_commit=record.base_commit,
@@ -257,6 +262,12 @@ class EnvironmentResolver:
             era_lag_days=self.settings.era_lag_days,
             spec_source=source,
         )
+        added = base_requirements.unmet(resolution.spec, mirror, record.base_commit)
+        if not added:
+            return resolution
+        # the base commit's own requirements hold in its runs (see base_requirements)
+        spec = dataclasses.replace(resolution.spec, packages=(*resolution.spec.packages, *added))
+        return dataclasses.replace(resolution, spec=spec, base_requirements=added)
 
     def _infer(self, repo: str, mirror: Path, commit: str, version: str) -> RepoSpec:
         with self._lock:
