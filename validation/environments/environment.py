@@ -313,6 +313,21 @@ def _runtime_setuptools(spec: EnvironmentSpec, dated: bool) -> str:
     return older if dated and spec.exclude_newer[:10] < released else RUNTIME_SETUPTOOLS
 
 
+BUILD_ADDRESS_SPACE_MB = 2048
+"""The least address space a build gets, whatever the runs' ``memory_mb``: uv reserves its
+threads' stacks up front (a sandboxed build under 512 MB could not start its thread pool),
+and compilers need more than a test run."""
+
+
+def build_rlimits(rlimits: Mapping[str, int]) -> dict[str, int]:
+    """The runs' limits for a build, the address space raised to BUILD_ADDRESS_SPACE_MB."""
+    limits = dict(rlimits)
+    floor = BUILD_ADDRESS_SPACE_MB * 1024 * 1024
+    if 0 < limits.get("RLIMIT_AS", 0) < floor:
+        limits["RLIMIT_AS"] = floor
+    return limits
+
+
 class LocalEnvironments:
     """Builds and reuses venvs under ``root/<key>``; safe across threads and processes.
 
@@ -342,7 +357,7 @@ class LocalEnvironments:
         self.installer = installer
         self.sandbox = sandbox
         self.timeout_s = timeout_s
-        self.rlimits = dict(rlimits or {})
+        self.rlimits = build_rlimits(rlimits or {})
 
     def path(self, spec: EnvironmentSpec) -> Path:
         return self.root / spec.key()

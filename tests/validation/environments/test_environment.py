@@ -151,3 +151,13 @@ def test_build_environment_is_an_allow_list_without_credentials(tmp_path, monkey
     assert env["PATH"].startswith(f"{tmp_path / 'venv'}/bin")
     assert is_credential("GITHUB_TOKENS") and is_credential("npm_config_authToken")
     assert not is_credential("UV_INDEX_URL")
+
+
+def test_a_build_gets_the_runs_limits_with_room_for_its_threads():
+    from validation.environments.environment import build_rlimits
+
+    mib = 1024 * 1024
+    small = build_rlimits({"RLIMIT_AS": 512 * mib, "RLIMIT_NPROC": 64})
+    assert small == {"RLIMIT_AS": 2048 * mib, "RLIMIT_NPROC": 64}
+    assert build_rlimits({"RLIMIT_AS": 4096 * mib}) == {"RLIMIT_AS": 4096 * mib}
+    assert build_rlimits({"RLIMIT_AS": 0}) == {"RLIMIT_AS": 0}  # 0: not limited
