@@ -34,7 +34,7 @@ from builder.core.repos import RepoCache, RepoUnavailable
 from builder.core.store import result_key
 from validation import coverage
 from validation.codebase import codebase_size
-from validation.environments import metadata
+from validation.environments import metadata, test_imports
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.environments.interpreters import PYTHON_RELEASES
 from validation.environments.resolution import EnvironmentResolver, Resolution
@@ -62,6 +62,8 @@ _LOCATION_SETTINGS = {
 }  # fmt: skip
 """``[validation]`` settings whose effect the stage fingerprint holds otherwise (see there)."""
 SIDES = ("before", "after")
+_PROBE_TIMEOUT_S = 120.0
+"""How long the probe of the test files' imports may take (it imports parent packages)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +77,7 @@ class _Job:
     lines: coverage.PatchLines | None  # the golden patch's lines when coverage is measured
     python: str  # the environment's Python version
     network: bool = False  # the repository's spec lets its runs use the network
+    metadata: Mapping[str, str] = dataclasses.field(default_factory=dict)  # for run_metadata
 
     def include(self) -> list[str]:
         return [] if self.lines is None else sorted({*self.lines.removed, *self.lines.added})
@@ -139,6 +142,8 @@ class ValidateStage(Stage):
             "grading": GRADING_VERSION,
             "metadata": [metadata.VERSION, metadata.SHIM.digest],
         }
+        if self.settings.test_imports:
+            fingerprint["test_imports"] = test_imports.VERSION
         if self.settings.coverage:  # results without coverage do not depend on how it measures
             fingerprint["coverage_measure"] = [coverage.MEASURE_VERSION, coverage.RUNTIME.digest]
         return fingerprint
@@ -205,10 +210,15 @@ class ValidateStage(Stage):
             )
         except RepoUnavailable as error:  # a submodule of the environment commit
             return Outcome.drop(STAGE, DropReason.REPO_UNAVAILABLE, error=str(error))
+        run_dir = self.work_dir / "runs" / key[:16]
+        added: dict[str, str] = {}
+        if self.settings.test_imports:
+            spec, environment, added = self._with_test_imports(
+                record, test_files, spec, environment, mirror, run_dir / "probe", logs
+            )
         runner = make_runner(spec.runner, spec.test_command)
         network = self._network(record, resolution)
-        job = _Job(record, runner, test_files, logs, lines, spec.python, network)
-        run_dir = self.work_dir / "runs" / key[:16]
+        job = _Job(record, runner, test_files, logs, lines, spec.python, network, added)
         runs: list[RunResult] = []
         try:
             golden = self._golden(job, environment, mirror, run_dir, runs)
@@ -228,9 +238,72 @@ class ValidateStage(Stage):
         if isinstance(change, Outcome):
             return _with_runs(change, logs)
         instance = self._instance(
-            record, graded, golden, existing, change, spec, mirror, resolution
+            record, graded, golden, existing, change, spec, mirror, resolution, job.metadata
         )
         return Outcome.keep(STAGE, instance, logs=str(logs), runs=str(logs / "runs.jsonl"))
+
+    def _with_test_imports(
+        self,
+        record: Candidate,
+        test_files: list[str],
+        spec: EnvironmentSpec,
+        environment: object,
+        mirror: Path,
+        probe_dir: Path,
+        logs: Path,
+    ) -> tuple[EnvironmentSpec, object, dict[str, str]]:
+        """The spec and environment with the distributions the touched test files import and
+        the environment lacks (see ``test_imports``), and what the run metadata says of them.
+        An environment with them that cannot be built leaves the instance on the one it had."""
+        log = logs / "test-imports.log"
+        packages = self._missing_test_imports(
+            record, test_files, spec, environment, mirror, probe_dir, log
+        )
+        if not packages:
+            return spec, environment, {}
+        derived = dataclasses.replace(spec, packages=(*spec.packages, *packages))
+        try:
+            built = self.backend.prepare(derived)
+            return derived, built, {"test_requirements": json.dumps(packages)}
+        except (EnvironmentBuildError, RepoUnavailable) as error:
+            _note(log, f"environment with {' '.join(packages)} not built: {error}\n")
+            return spec, environment, {"test_requirements_failed": json.dumps(packages)}
+
+    def _missing_test_imports(
+        self,
+        record: Candidate,
+        test_files: list[str],
+        spec: EnvironmentSpec,
+        environment: object,
+        mirror: Path,
+        probe_dir: Path,
+        log: Path,
+    ) -> list[str]:
+        """Distributions of the modules the test files need that the environment cannot find
+        (one run of its interpreter in a checkout with the test patch), the spec's own left out."""
+        log.parent.mkdir(parents=True, exist_ok=True)
+        opened = self.backend.session(environment, mirror, record.base_commit, probe_dir)
+        try:
+            with opened as session:
+                try:
+                    session.apply(record.test_patch, "test patch")
+                except PatchError:
+                    return []  # the golden runs name this drop
+                wanted = test_imports.wanted_modules(session.tree, test_files)
+                _note(log, "".join(f"wanted {m} ({where})\n" for m, where in wanted.items()))
+                if not wanted:
+                    return []
+                out = "missing-modules.json"
+                command = ["python", "-c", test_imports.PROBE, session.scratch_path(out), *wanted]
+                session.run(command, log.with_suffix(".probe.log"), _PROBE_TIMEOUT_S)
+                missing = [m for m in _json_list(session.read_scratch(out)) if m in wanted]
+        finally:
+            shutil.rmtree(probe_dir, ignore_errors=True)
+        named = {canonicalize_name(Requirement(package).name) for package in spec.packages}
+        packages = {test_imports.distribution(module) for module in missing}
+        added = sorted((p for p in packages if canonicalize_name(p) not in named), key=str.lower)
+        _note(log, f"missing: {' '.join(missing) or 'none'}; added: {' '.join(added) or 'none'}\n")
+        return added
 
     def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec:
         return measurable(spec, self.settings.coverage)
@@ -531,6 +604,7 @@ class ValidateStage(Stage):
         spec: EnvironmentSpec,
         mirror: Path,
         resolution: Resolution,
+        extra: Mapping[str, str],
     ) -> Instance:
         files, lines = codebase_size(mirror, record.base_commit)
         edited_files, edited_lines = patch_size(record.test_patch)
@@ -544,6 +618,7 @@ class ValidateStage(Stage):
             "runs_per_side": str(self.settings.repetitions),
             "coverage": "on" if change is not None else "off",
             "toolkit_version": __version__,
+            **extra,
         }
         if change is not None:
             metadata["existing_coverage"] = str(change.existing)
@@ -830,3 +905,17 @@ def _patched_files(record: Candidate) -> str:
     prefix = "+++ b/"
     lines = record.test_patch.splitlines()
     return ", ".join(line[len(prefix) :] for line in lines if line.startswith(prefix))
+
+
+def _note(log: Path, text: str) -> None:
+    with log.open("a", encoding="utf-8", errors="replace") as handle:
+        handle.write(text)
+
+
+def _json_list(data: bytes | None) -> list[str]:
+    """A JSON list of strings written by a run, or nothing when it is not one."""
+    try:
+        value = json.loads(data or b"[]")
+    except ValueError:
+        return []
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []

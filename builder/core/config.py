@@ -94,6 +94,11 @@ class ValidationConfig(_Section):
     era_lag_days: int = Field(
         default=365, ge=0, description="a Python counts for a date once it is this many days old"
     )
+    test_imports: bool = Field(
+        default=True,
+        description="install what the touched test files import (module level, importorskip, "
+        "the project's requires_X markers) when the environment lacks it",
+    )
     python_search_paths: list[str] | None = Field(
         default=None, description="interpreter globs; unset: $PYENV_ROOT/versions/*/bin/python"
     )

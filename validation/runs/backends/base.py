@@ -19,6 +19,9 @@ class Session(abc.ABC):
     network: bool = False
     """True: this session's runs may use the network (a spec's ``network = true``)."""
 
+    tree: Path
+    """The checkout on this machine (what the runs see at their fixed path); read, never run."""
+
     @abc.abstractmethod
     def apply(self, patch: str, label: str, check_only: bool = False) -> None:
         """Apply a patch to the checkout; raise PatchError (git's message) if it does not apply."""

@@ -1,0 +1,124 @@
+"""What the touched test files import, read statically from a real checkout."""
+
+import os
+import subprocess
+import sys
+
+from tests.support.git import GitRepo
+from validation.environments.test_imports import (
+    PROBE,
+    distribution,
+    wanted_modules,
+)
+
+HELPERS = '''
+import importlib
+import pytest
+
+def _importorskip(modname, minversion=None):
+    try:
+        importlib.import_module(modname)
+        has = True
+    except ImportError:
+        has = False
+    return has, pytest.mark.skipif(not has, reason=modname)
+
+has_dask, requires_dask = _importorskip("dask")
+has_scipy, requires_scipy = _importorskip("scipy")
+requires_zarr = _importorskip("zarr")[1]
+'''
+
+TEST = '''
+import os
+import json as j
+from collections import OrderedDict
+import numpy as np
+import pandas.testing
+from dateutil import parser
+from py._path import local
+from . import helper_module
+from pkg.tests import requires_dask, has_scipy
+import pkg
+import conftest_helper
+
+try:
+    import cftime
+except ImportError:
+    cftime = None
+
+yaml = pytest.importorskip("yaml")
+
+
+def test_x():
+    import matplotlib
+    pytest.importorskip("bottleneck.nanops")
+'''
+
+
+def _checkout(tmp_path):
+    repo = GitRepo(tmp_path / "r")
+    repo.commit(
+        {
+            "pkg/__init__.py": "",
+            "pkg/tests/__init__.py": HELPERS,
+            "pkg/tests/test_x.py": TEST,
+            "pkg/tests/helper_module.py": "",
+            "tests/conftest_helper.py": "",
+        }
+    )
+    return repo.path
+
+
+def test_module_level_imports_importorskip_and_the_projects_markers(tmp_path):
+    tree = _checkout(tmp_path)
+    wanted = wanted_modules(tree, ["pkg/tests/test_x.py"])
+    assert wanted == {
+        "bottleneck.nanops": "pkg/tests/test_x.py:24",
+        "dask": "pkg/tests/test_x.py:10 (requires_dask)",
+        "dateutil": "pkg/tests/test_x.py:7",
+        "numpy": "pkg/tests/test_x.py:5",
+        "pandas.testing": "pkg/tests/test_x.py:6",
+        "py._path": "pkg/tests/test_x.py:8",
+        "scipy": "pkg/tests/test_x.py:10 (has_scipy)",
+        "yaml": "pkg/tests/test_x.py:19",
+    }
+    # left out: the standard library, relative and local imports, a bare-named helper of the
+    # checkout, an import in try (the file treats it as optional), one inside a function and
+    # a marker the file does not import (zarr)
+
+
+def test_a_missing_syntax_broken_or_linked_file_wants_nothing(tmp_path):
+    repo = GitRepo(tmp_path / "r")
+    repo.commit({"tests/test_bad.py": "import numpy\ndef (:\n", "x.py": "import numpy\n"})
+    os.symlink(repo.path / "x.py", repo.path / "tests" / "test_link.py")
+    files = ["tests/test_bad.py", "tests/test_link.py", "tests/test_gone.py"]
+    assert wanted_modules(repo.path, files) == {}
+
+
+def test_a_marker_module_outside_the_checkout_is_not_read(tmp_path):
+    outside = tmp_path / "outside"
+    (outside / "evil").mkdir(parents=True)
+    (outside / "evil" / "__init__.py").write_text(HELPERS)
+    repo = GitRepo(tmp_path / "r")
+    repo.commit({"tests/test_y.py": "from evil import requires_dask\n"})
+    os.symlink(outside / "evil", repo.path / "evil")
+    assert wanted_modules(repo.path, ["tests/test_y.py"]) == {"evil": "tests/test_y.py:1"}
+
+
+def test_distribution_names():
+    assert distribution("yaml") == "PyYAML"
+    assert distribution("dateutil.parser") == "python-dateutil"
+    assert distribution("dask.array") == "dask"
+    assert distribution("py._path") == "py"
+
+
+def test_the_probe_names_what_the_interpreter_cannot_find(tmp_path):
+    out = tmp_path / "missing.json"
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "__init__.py").write_text("raise RuntimeError('boom')\n")
+    modules = ["json", "swt_no_such_module", "json.no_such_part", "broken.x", "email.mime"]
+    subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), *modules], cwd=tmp_path, check=True
+    )
+    # a parent that fails with anything but ImportError counts as found: it is there
+    assert out.read_text() == '["swt_no_such_module", "json.no_such_part"]'

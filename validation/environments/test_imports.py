@@ -1,0 +1,215 @@
+"""What the touched test files need installed that the environment may lack.
+
+A project's declared test requirements miss what its tests import from optional packages: an
+environment built from them runs the tests with an ``ImportError`` at collection, or skips them
+(``pytest.importorskip``, a project's own ``requires_dask`` marker made by its
+``_importorskip("dask")``), and the record's lists differ from what the project's own CI saw.
+
+Read statically from the test files as the test patch leaves them (never imported here):
+
+- the module-level imports of each touched test file (``import a.b``, ``from a.b import c``;
+  not those inside ``try`` or functions, which the file itself treats as optional or late);
+- every ``importorskip("name")``-like call in it (a call of a name ending in ``importorskip``
+  with a literal first argument);
+- the project's skip markers it imports: ``from pkg.tests import requires_dask`` where
+  ``pkg/tests`` (a module of the checkout) binds ``requires_dask`` from such a call.
+
+Standard-library modules, relative imports and any name the checkout has as a module or
+package anywhere (a test helper on ``sys.path``) are left out. What remains is probed with the
+environment's interpreter (:data:`PROBE`), and what it cannot find becomes distributions
+(:func:`distribution`) added to the instance's environment like the base commit's own
+requirements are.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+VERSION = 1
+"""In the validation fingerprint: bump when what is added changes (results are recomputed)."""
+
+_STDLIB = frozenset(sys.stdlib_module_names) | {
+    # gone from the standard library by 3.13, there in the Pythons older projects test on
+    "asynchat", "asyncore", "distutils", "imp", "smtpd", "cgi", "cgitb", "crypt", "imghdr",
+    "mailcap", "nntplib", "pipes", "sndhdr", "spwd", "sunau", "telnetlib", "uu", "xdrlib",
+    "msilib", "nis", "ossaudiodev", "audioop", "chunk", "aifc", "lib2to3", "__future__",
+}  # fmt: skip
+
+DISTRIBUTIONS = {
+    "attr": "attrs",
+    "bs4": "beautifulsoup4",
+    "cv2": "opencv-python",
+    "dateutil": "python-dateutil",
+    "dotenv": "python-dotenv",
+    "git": "GitPython",
+    "jwt": "PyJWT",
+    "magic": "python-magic",
+    "netCDF4": "netCDF4",
+    "nc_time_axis": "nc-time-axis",
+    "OpenSSL": "pyOpenSSL",
+    "PIL": "Pillow",
+    "pkg_resources": "setuptools",
+    "pydap": "pydap",
+    "serial": "pyserial",
+    "skimage": "scikit-image",
+    "sklearn": "scikit-learn",
+    "socks": "PySocks",
+    "yaml": "PyYAML",
+    "zmq": "pyzmq",
+}
+"""Import names whose distribution is named otherwise (any other name is its own
+distribution's)."""
+
+
+def distribution(module: str) -> str:
+    """The distribution that provides top-level module ``module``."""
+    top = module.split(".")[0]
+    return DISTRIBUTIONS.get(top, top)
+
+
+def wanted_modules(tree: Path, test_files: Iterable[str]) -> dict[str, str]:
+    """Module (dotted name) → the file and line that needs it, for the test files under
+    ``tree`` (a checkout with the test patch applied); local and standard modules left out."""
+    local = _local_names(tree)
+    wanted: dict[str, str] = {}
+
+    def want(module: str, where: str) -> None:
+        top = module.split(".")[0]
+        if top and top not in _STDLIB and top not in local and module.isascii():
+            wanted.setdefault(module, where)
+
+    for name in sorted(set(test_files)):
+        path = tree / name
+        module = _parse(path)
+        if module is None:
+            continue
+        for node in module.body:  # module level, unconditional
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    want(alias.name, f"{name}:{node.lineno}")
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                want(node.module, f"{name}:{node.lineno}")
+        for node in ast.walk(module):
+            skipped = _importorskip(node)
+            if skipped:
+                want(skipped, f"{name}:{node.lineno}")  # type: ignore[attr-defined]
+        for node in module.body:
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            helper = _local_module(tree, name, node)
+            if helper is None:
+                continue
+            markers = _markers(helper)
+            for alias in node.names:
+                if alias.name in markers:
+                    want(markers[alias.name], f"{name}:{node.lineno} ({alias.name})")
+    return dict(sorted(wanted.items()))
+
+
+def _parse(path: Path) -> ast.Module | None:
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        return ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _importorskip(node: ast.AST) -> str | None:
+    """The module an ``importorskip``-like call names, or None."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    first = node.args[0]
+    if called.endswith("importorskip") and isinstance(first, ast.Constant):
+        value = first.value
+        return value if isinstance(value, str) and value.strip() else None
+    return None
+
+
+def _markers(path: Path) -> dict[str, str]:
+    """Names a module binds at module level from an ``importorskip``-like call → its module
+    (``has_dask, requires_dask = _importorskip("dask")``)."""
+    module = _parse(path)
+    if module is None:
+        return {}
+    found: dict[str, str] = {}
+    for node in module.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        skipped = _importorskip(node.value)
+        if skipped is None:
+            continue
+        for target in node.targets:
+            names = target.elts if isinstance(target, ast.Tuple) else [target]
+            for name in names:
+                if isinstance(name, ast.Name):
+                    found[name.id] = skipped
+    return found
+
+
+def _local_module(tree: Path, test_file: str, node: ast.ImportFrom) -> Path | None:
+    """The checkout's file of the module ``node`` imports from, if the checkout has it."""
+    if node.level:
+        base = Path(test_file).parent
+        for _ in range(node.level - 1):
+            base = base.parent
+        parts = [*base.parts, *((node.module or "").split(".") if node.module else [])]
+        roots = [tree]
+    else:
+        parts = (node.module or "").split(".")
+        roots = [tree, tree / "src", tree / "lib"]
+    for root in roots:
+        stem = root.joinpath(*parts)
+        for candidate in (stem / "__init__.py", stem.with_suffix(".py")):
+            if candidate.is_file() and not candidate.is_symlink() and _inside(candidate, tree):
+                return candidate
+    return None
+
+
+def _inside(path: Path, tree: Path) -> bool:
+    try:
+        path.resolve().relative_to(tree.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _local_names(tree: Path) -> set[str]:
+    """Every module and package name the checkout has, at any depth (a test helper imported
+    by its bare name is on ``sys.path`` in some run; it is never a distribution)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=tree, capture_output=True, check=False
+    ).stdout.decode("utf-8", "surrogateescape")
+    names: set[str] = set()
+    for entry in filter(None, listed.split("\0")):
+        parts = entry.split("/")
+        names.update(part for part in parts[:-1] if part.isidentifier())
+        stem, _, suffix = parts[-1].partition(".")
+        if suffix in ("py", "pyx", "pyi", "so", "pyd") or suffix.startswith("cpython-"):
+            names.add(stem)
+    return names
+
+
+PROBE = """\
+import importlib.util, json, sys
+missing = []
+for name in sys.argv[2:]:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except ImportError:
+        found = False
+    except Exception:
+        found = True
+    if not found:
+        missing.append(name)
+with open(sys.argv[1], "w") as handle:
+    json.dump(missing, handle)
+"""
+"""Run by the environment's interpreter (any Python 3) in the checkout: writes to argv[1] the
+modules of argv[2:] it cannot find (a parent package that fails otherwise counts as found)."""
