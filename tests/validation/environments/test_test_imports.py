@@ -11,7 +11,7 @@ from validation.environments.test_imports import (
     wanted_modules,
 )
 
-HELPERS = '''
+HELPERS = """
 import importlib
 import pytest
 
@@ -26,9 +26,9 @@ def _importorskip(modname, minversion=None):
 has_dask, requires_dask = _importorskip("dask")
 has_scipy, requires_scipy = _importorskip("scipy")
 requires_zarr = _importorskip("zarr")[1]
-'''
+"""
 
-TEST = '''
+TEST = """
 import os
 import json as j
 from collections import OrderedDict
@@ -52,7 +52,7 @@ yaml = pytest.importorskip("yaml")
 def test_x():
     import matplotlib
     pytest.importorskip("bottleneck.nanops")
-'''
+"""
 
 
 def _checkout(tmp_path):
@@ -117,8 +117,6 @@ def test_the_probe_names_what_the_interpreter_cannot_find(tmp_path):
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "__init__.py").write_text("raise RuntimeError('boom')\n")
     modules = ["json", "swt_no_such_module", "json.no_such_part", "broken.x", "email.mime"]
-    subprocess.run(
-        [sys.executable, "-c", PROBE, str(out), *modules], cwd=tmp_path, check=True
-    )
+    subprocess.run([sys.executable, "-c", PROBE, str(out), *modules], cwd=tmp_path, check=True)
     # a parent that fails with anything but ImportError counts as found: it is there
     assert out.read_text() == '["swt_no_such_module", "json.no_such_part"]'
