@@ -254,20 +254,30 @@ class ValidateStage(Stage):
     ) -> tuple[EnvironmentSpec, object, dict[str, str]]:
         """The spec and environment with the distributions the touched test files import and
         the environment lacks (see ``test_imports``), and what the run metadata says of them.
-        An environment with them that cannot be built leaves the instance on the one it had."""
+        An environment with them that cannot be built is tried once more without those the
+        installer's log blames; failing that, the instance stays on the one it had."""
         log = logs / "test-imports.log"
         packages = self._missing_test_imports(
             record, test_files, spec, environment, mirror, probe_dir, log
         )
         if not packages:
             return spec, environment, {}
-        derived = dataclasses.replace(spec, packages=(*spec.packages, *packages))
-        try:
-            built = self.backend.prepare(derived)
-            return derived, built, {"test_requirements": json.dumps(packages)}
-        except (EnvironmentBuildError, RepoUnavailable) as error:
-            _note(log, f"environment with {' '.join(packages)} not built: {error}\n")
-            return spec, environment, {"test_requirements_failed": json.dumps(packages)}
+        attempts = [packages]  # and once more without what the installer blamed
+        for tried in attempts:
+            derived = dataclasses.replace(spec, packages=(*spec.packages, *tried))
+            try:
+                built = self.backend.prepare(derived)
+            except (EnvironmentBuildError, RepoUnavailable) as error:
+                _note(log, f"environment with {' '.join(tried)} not built: {error}\n")
+                log_path = getattr(error, "log_path", None)
+                blamed = test_imports.implicated(tried, _text(log_path) if log_path else "")
+                rest = [package for package in tried if package not in blamed]
+                if len(attempts) == 1 and blamed and rest:
+                    attempts.append(rest)
+                continue
+            left = [package for package in packages if package not in tried]
+            return derived, built, {"test_requirements": json.dumps(tried), **_failed(left)}
+        return spec, environment, _failed(packages)
 
     def _missing_test_imports(
         self,
@@ -919,3 +929,14 @@ def _json_list(data: bytes | None) -> list[str]:
     except ValueError:
         return []
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def _failed(packages: Sequence[str]) -> dict[str, str]:
+    return {"test_requirements_failed": json.dumps(list(packages))} if packages else {}
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""

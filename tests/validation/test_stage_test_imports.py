@@ -52,3 +52,22 @@ def test_what_the_environment_has_adds_nothing(make_case):
     assert outcome.verdict.kept, outcome.verdict
     assert "test_requirements" not in outcome.output.run_metadata
     assert "missing: none; added: none" in _log(outcome)
+
+
+@pytest.mark.slow
+def test_what_the_installer_blames_is_left_out_and_the_rest_installed(make_case):
+    tests = (
+        USES_DATEUTIL
+        + "\n\ndef test_optional():\n"
+        + "    pytest.importorskip('swt_test_no_such_distribution_4f1c')\n"
+    )
+    outcome = make_case(
+        {"tests/test_pkg.py": "import pytest\n" + tests}, {"pkg/__init__.py": FIXED}
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    metadata = outcome.output.run_metadata
+    assert json.loads(metadata["test_requirements"]) == ["python-dateutil"]
+    assert json.loads(metadata["test_requirements_failed"]) == [
+        "swt_test_no_such_distribution_4f1c"
+    ]
+    assert outcome.output.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)

@@ -24,6 +24,7 @@ requirements are.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -46,6 +47,7 @@ DISTRIBUTIONS = {
     "dateutil": "python-dateutil",
     "dotenv": "python-dotenv",
     "git": "GitPython",
+    "iris": "scitools-iris",
     "jwt": "PyJWT",
     "magic": "python-magic",
     "netCDF4": "netCDF4",
@@ -69,6 +71,22 @@ def distribution(module: str) -> str:
     """The distribution that provides top-level module ``module``."""
     top = module.split(".")[0]
     return DISTRIBUTIONS.get(top, top)
+
+
+def implicated(packages: Iterable[str], build_log: str) -> list[str]:
+    """Which of ``packages`` a failed build's log blames: the installer names a requirement it
+    could not satisfy as ``you require NAME`` (uv's resolution report) and one it could not
+    build as ``Failed to build `NAME``."""
+    blamed = {
+        _canonical(name)
+        for name in re.findall(r"you require ([A-Za-z0-9][A-Za-z0-9._-]*)", build_log)
+        + re.findall(r"Failed to build `([A-Za-z0-9][A-Za-z0-9._-]*)", build_log)
+    }
+    return [package for package in packages if _canonical(package) in blamed]
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def wanted_modules(tree: Path, test_files: Iterable[str]) -> dict[str, str]:

@@ -8,6 +8,7 @@ from tests.support.git import GitRepo
 from validation.environments.test_imports import (
     PROBE,
     distribution,
+    implicated,
     wanted_modules,
 )
 
@@ -120,3 +121,17 @@ def test_the_probe_names_what_the_interpreter_cannot_find(tmp_path):
     subprocess.run([sys.executable, "-c", PROBE, str(out), *modules], cwd=tmp_path, check=True)
     # a parent that fails with anything but ImportError counts as found: it is there
     assert out.read_text() == '["swt_no_such_module", "json.no_such_part"]'
+
+
+def test_what_a_failed_build_blames():
+    resolution = (
+        "  × No solution found when resolving dependencies:\n"
+        "  ╰─▶ Because cdms2 was not found in the package registry and you require cdms2, we\n"
+        "      can conclude that your requirements are unsatisfiable.\n"
+    )
+    assert implicated(["cdms2", "numbagg", "scitools-iris"], resolution) == ["cdms2"]
+    build = (
+        "  × Failed to build `Scitools_Iris==3.0.1`\n  ├─▶ The build backend returned an error\n"
+    )
+    assert implicated(["cdms2", "scitools-iris"], build) == ["scitools-iris"]
+    assert implicated(["numbagg"], "error: something else entirely\n") == []
