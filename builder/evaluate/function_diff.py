@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from builder.core.errors import SwtError
+from builder.evaluate.lines import content, dominant_ending, ending, python_lines
 
 Action = Literal["rewrite", "insert"]
 Position = int | Literal["BOF", "EOF"]
@@ -55,7 +56,7 @@ class Block:
 def looks_like(text: str) -> bool:
     """Whether ``text`` holds at least one block of this format (a line ``diff`` followed by a
     path and an action line)."""
-    lines = [line.strip() for line in text.splitlines()]
+    lines = [line.strip() for line in _block_lines(text)]
     for index, line in enumerate(lines[:-2]):
         if line == _START and lines[index + 2] in ("rewrite", "insert"):
             return True
@@ -64,7 +65,7 @@ def looks_like(text: str) -> bool:
 
 def parse(text: str) -> list[Block]:
     """Every block of ``text``; FormatError names the first malformed block."""
-    lines = text.splitlines()
+    lines = _block_lines(text)
     blocks: list[Block] = []
     index = 0
     while index < len(lines):
@@ -98,6 +99,11 @@ def parse(text: str) -> list[Block]:
     if not blocks:
         raise FormatError("no block found: a block starts with a line 'diff'")
     return blocks
+
+
+def _block_lines(text: str) -> list[str]:
+    """The prediction's lines (a form feed or U+2028 in the code stays in its line)."""
+    return [content(line) for line in python_lines(text)]
 
 
 def _end_of_block(lines: list[str], start: int) -> int | None:
@@ -150,11 +156,12 @@ def apply_block(block: Block, text: str | None) -> str:
 
 
 def _newline(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
+    return dominant_ending(python_lines(text))
 
 
 def _lines(text: str) -> list[str]:
-    return text.splitlines(keepends=True)
+    """The file's lines as ``ast`` numbers them, each with its ending."""
+    return python_lines(text)
 
 
 def _code_lines(code: str, indent: str, newline: str) -> list[str]:
@@ -177,7 +184,7 @@ def _rewrite(block: Block, text: str) -> str:
     last = target.end_lineno or target.lineno
     indent = re.match(r"[ \t]*", lines[first - 1]).group(0)  # type: ignore[union-attr]
     replacement = _code_lines(block.code, indent, _newline(text))
-    if last == len(lines) and not lines[-1].endswith("\n"):
+    if last == len(lines) and not ending(lines[-1]):
         replacement[-1] = replacement[-1].rstrip("\r\n")
     return "".join(lines[: first - 1] + replacement + lines[last:])
 
@@ -231,7 +238,7 @@ def _is_class(block: Block) -> bool:
 def _insert(block: Block, text: str) -> str:
     newline = _newline(text)
     lines = _lines(text)
-    if lines and not lines[-1].endswith(("\n", "\r")):
+    if lines and not ending(lines[-1]):
         lines[-1] += newline
     at = _insertion_line(block, text, lines)
     code = _code_lines(block.code, "", newline)

@@ -31,6 +31,9 @@ import dataclasses
 import types
 from collections.abc import Iterable, Iterator
 
+from builder.evaluate.lines import python_lines
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 OPERATORS = ("comparison", "arithmetic", "boolean", "constant", "statement", "return")
 
 _COMPARE_SWAPS: dict[type, type] = {
@@ -82,7 +85,7 @@ def mutants(path: str, text: str, lines: Iterable[int]) -> list[Mutant]:
         tree = ast.parse(text)
     except SyntaxError:
         return []
-    source_lines = text.splitlines(keepends=True)
+    source_lines = python_lines(text)
     skipped = _not_mutated(tree)
     found: list[tuple[int, int, str, Mutant]] = []
     for node in ast.walk(tree):

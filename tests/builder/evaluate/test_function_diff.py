@@ -145,3 +145,20 @@ def test_rewrite_errors_name_the_block():
         run(block("m.py", "rewrite", 1, "def f(:\n"), {"m.py": MODULE})
     with pytest.raises(FormatError, match="block 1: broken.py is not valid Python"):
         run(block("broken.py", "rewrite", 1, "def f():\n    pass"), {"broken.py": "def (\n"})
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\u2028", "\u2029", "\x1c", "\x1d", "\x1e", "\x85"])
+def test_lines_are_counted_as_ast_counts_them(separator):
+    text = (
+        f'X = "a{separator}b"\n# {separator}\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n'
+    )
+    new = run(block("m.py", "rewrite", 3, "def b():\n    return 20"), {"m.py": text})["m.py"]
+    assert new == text.replace("return 2\n", "return 20\n")
+
+
+def test_a_form_feed_line_between_definitions_stays():
+    text = "import os\n\x0c\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    new = run(block("m.py", "rewrite", 7, "def b():\n    return 20"), {"m.py": text})["m.py"]
+    assert new == text.replace("return 2\n", "return 20\n")
+    inserted = run(block("m.py", "insert", 7, "Y = 2"), {"m.py": text})["m.py"]
+    assert inserted == text.replace("\n\n\ndef b", "\n\n\nY = 2\n\ndef b")

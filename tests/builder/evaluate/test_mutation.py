@@ -100,3 +100,9 @@ def test_same_bytecode_ignores_positions_but_not_values_or_types():
     assert not same_bytecode("x = 0\n", "x = False\n")
     assert not same_bytecode("def f():\n    return a\n", "def f():\n    return b\n")
     assert not same_bytecode("return 1\n", "return 1\n")  # not a module: nothing to compare
+
+
+def test_lines_are_those_ast_numbers_despite_form_feeds_and_line_separators():
+    text = 'X = "a\u2028b"\n\x0c\ndef f(a):\n    return a == 1\n'
+    (comparison,) = [m for m in mutants("m.py", text, [4]) if m.operator == "comparison"]
+    assert comparison.text == text.replace("a == 1", "a != 1")
