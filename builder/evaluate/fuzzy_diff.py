@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 
 from builder.core.errors import SwtError
+from builder.evaluate.lines import diff_lines, dominant_ending
 
 MAX_FUZZ = 2
 """Context lines that may be dropped at each end of a hunk that does not match as written."""
@@ -46,7 +47,7 @@ def parse(text: str) -> list[FilePatch]:
     """The file patches of a unified diff, read leniently (LLM output: wrong counts, stripped
     blank context lines, prose between files)."""
     files: list[FilePatch] = []
-    lines = text.splitlines()
+    lines = [line.removesuffix("\n").removesuffix("\r") for line in diff_lines(text)]
     index, hunks = 0, 0
     current: FilePatch | None = None
     while index < len(lines):
@@ -139,18 +140,30 @@ def apply(
 
 
 def _apply_file(patch: FilePatch, text: str | None, exact: bool) -> str:
-    newline = "\r\n" if text and "\r\n" in text else "\n"
-    lines = (text or "").splitlines()
-    final_newline = text is None or text == "" or text.endswith(("\n", "\r"))
+    """``text`` with the patch's hunks applied: only the matched spans change; a kept line
+    keeps its ending, an added one takes its neighbour's (the file's usual one at its start)."""
+    lines = diff_lines(text or "")
+    usual = dominant_ending(lines)
+    final_newline = text is None or text == "" or text.endswith("\n")
     offset = 0
     for hunk in patch.hunks:
         hint = hunk.old_start - 1 + offset
         start, length, kept = _locate(hunk, lines, hint, patch.path, exact)
-        replacement = _replacement(hunk, lines[start : start + length], kept)
+        before = _ending(lines[start - 1]) if start else ""
+        after = _ending(lines[start + length - 1]) if length else ""
+        replacement = _replacement(
+            hunk, lines[start : start + length], kept, before or after or usual
+        )
         lines[start : start + length] = replacement
         offset += len(replacement) - length
-    body = newline.join(lines)
-    return body + newline if lines and final_newline else body
+    for index, line in enumerate(lines[:-1]):
+        if not _ending(line):  # was the file's unended last line; no longer last
+            lines[index] = line + usual
+    if lines and not final_newline:
+        lines[-1] = _content(lines[-1])
+    elif lines and not _ending(lines[-1]):
+        lines[-1] += usual
+    return "".join(lines)
 
 
 def _locate(
@@ -173,7 +186,7 @@ def _locate(
             starts = [
                 i
                 for i in range(len(lines) - len(wanted) + 1)
-                if all(same(lines[i + k], w) for k, w in enumerate(wanted))
+                if all(same(_content(lines[i + k]), w) for k, w in enumerate(wanted))
             ]
             if starts:
                 best = min(starts, key=lambda i: (abs(i - drop_front - hint), i))
@@ -184,6 +197,15 @@ def _locate(
         f"{path}: hunk {hunk.number} (at line {hunk.old_start}) matches nowhere in the file: "
         f"its {len(old) - removed} context and {removed} removed lines are not found{tolerance}"
     )
+
+
+def _ending(line: str) -> str:
+    """A git line's ending: ``\r\n``, ``\n``, or "" (the file's unended last line)."""
+    return "\r\n" if line.endswith("\r\n") else "\n" if line.endswith("\n") else ""
+
+
+def _content(line: str) -> str:
+    return line[: len(line) - len(_ending(line))]
 
 
 def _leading_context(old: list[tuple[str, str]]) -> int:
@@ -207,20 +229,21 @@ def _collapsed(line: str, wanted: str) -> bool:
     return "".join(line.split()) == "".join(wanted.split())
 
 
-def _replacement(hunk: Hunk, matched: list[str], kept: tuple[int, int]) -> list[str]:
+def _replacement(hunk: Hunk, matched: list[str], kept: tuple[int, int], newline: str) -> list[str]:
     """The hunk's new lines for the matched span: context as the file has it, additions as the
-    diff has them (an addition among dropped context lines stays on its side of the span)."""
+    diff has them (an addition among dropped context lines stays on its side of the span),
+    each ended as the line before it (``newline`` for the first)."""
     drop_front, drop_back = kept
     old_positions = [i for i, (tag, _) in enumerate(hunk.lines) if tag != "+"]
     if not old_positions:
-        return [text for _, text in hunk.lines]
+        return [text + newline for _, text in hunk.lines]
     first = old_positions[drop_front]
     last = old_positions[len(old_positions) - 1 - drop_back]
     out: list[str] = []
     file_lines = iter(matched)
     for position, (tag, text) in enumerate(hunk.lines):
         if tag == "+":
-            out.append(text)
+            out.append(text + (_ending(out[-1]) if out and _ending(out[-1]) else newline))
         elif first <= position <= last:
             actual = next(file_lines)
             if tag == " ":

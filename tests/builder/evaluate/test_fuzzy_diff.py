@@ -107,3 +107,28 @@ def test_unreadable_diffs_are_named(text, message):
 def test_changing_a_missing_file_is_named():
     with pytest.raises(FuzzyPatchError, match="missing.py: the diff changes a file that does not"):
         run(patch("@@ -1 +1 @@\n-a\n+b\n", path="missing.py"), {})
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_bytes_outside_the_hunk_stay_as_they_were(exact):
+    form_feed = "import os\n\x0c\ndef a():\n    return 1\n"
+    diff = patch("@@ -3,2 +3,2 @@\n def a():\n-    return 1\n+    return 2\n")
+    new = apply(parse(diff), {"f.py": form_feed}.get, exact=exact)["f.py"]
+    assert new == "import os\n\x0c\ndef a():\n    return 2\n"
+    mixed = "a = 1\r\nb = 2\nc = 3\r\nd = 4\n"
+    diff = patch("@@ -3,1 +3,2 @@\n-c = 3\n+c = 30\n+c = 31\n")
+    new = apply(parse(diff), {"f.py": mixed}.get, exact=exact)["f.py"]
+    assert new == "a = 1\r\nb = 2\nc = 30\nc = 31\nd = 4\n"  # as the line before them
+
+
+def test_added_lines_end_as_their_neighbours_and_a_crlf_file_stays_crlf():
+    crlf = FILE.replace("\n", "\r\n")
+    new = run(patch("@@ -20,1 +20,2 @@\n line 20\n+line 20.5\n"), {"f.py": crlf})["f.py"]
+    assert new == crlf.replace("line 20\r\n", "line 20\r\nline 20.5\r\n")
+    top = run(patch("@@ -0,0 +1,1 @@\n+line 0\n"), {"f.py": crlf})["f.py"]
+    assert top == "line 0\r\n" + crlf
+
+
+def test_an_unended_last_line_gets_an_ending_only_when_lines_follow_it():
+    new = run(patch("@@ -2,1 +2,2 @@\n b\n+c\n"), {"f.py": "a\r\nb"})["f.py"]
+    assert new == "a\r\nb\r\nc"
