@@ -1,7 +1,10 @@
 """Unified diffs applied with tolerance: hunk counts ignored, line numbers as hints, context
 matched exactly, then ignoring whitespace, then with up to two context lines dropped at either
 end (as ``patch --fuzz=2``). Removed lines must always be found; only the matched span changes,
-so a file is never cut short. The result is the new text of every file (None: deleted)."""
+so a file is never cut short: a diff that creates a file which exists, or deletes a file its
+hunks do not list in full, does not apply. Every byte outside the changed span stays as it
+was (lines end as they did; an added line ends as its neighbour). Lines are git's: ended by
+``\n``. The result is the new text of every file (None: deleted)."""
 
 from __future__ import annotations
 
@@ -124,18 +127,32 @@ def apply(
     file's current text (None: absent). ``exact``: hunks must match as written (at any offset,
     as ``git apply``), no whitespace tolerance, no context dropped."""
     result: dict[str, str | None] = {}
+
+    def current(path: str) -> str | None:
+        return result[path] if path in result else read(path)
+
     for patch in patches:
         source = patch.old_path
-        text = None if source is None else result.get(source, read(source))
+        text = None if source is None else current(source)
         if source is not None and text is None:
             raise FuzzyPatchError(f"{source}: the diff changes a file that does not exist")
-        if patch.new_path is None:
+        target = patch.new_path
+        if target is not None and target != source and current(target) is not None:
+            verb = "creates" if source is None else f"renames {source} to"
+            raise FuzzyPatchError(f"{target}: the diff {verb} {target}, which exists")
+        new = _apply_file(patch, text, exact)
+        if target is None:
+            if new:
+                left = len(diff_lines(new))
+                raise FuzzyPatchError(
+                    f"{source}: the diff deletes {source} but its hunks do not list all of it "
+                    f"({left} line{'s' if left != 1 else ''} left)"
+                )
             result[source or ""] = None
             continue
-        new = _apply_file(patch, text, exact)
-        if source is not None and source != patch.new_path:
+        if source is not None and source != target:
             result[source] = None
-        result[patch.new_path] = new
+        result[target] = new
     return result
 
 

@@ -109,6 +109,29 @@ def test_changing_a_missing_file_is_named():
         run(patch("@@ -1 +1 @@\n-a\n+b\n", path="missing.py"), {})
 
 
+NEW_FILE = "--- /dev/null\n+++ b/f.py\n@@ -0,0 +1,2 @@\n+def test_new():\n+    assert 3\n"
+DELETE_PART = "--- a/f.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-line 1\n-line 2\n"
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_new_file_diff_never_replaces_a_file_that_exists(exact):
+    with pytest.raises(FuzzyPatchError, match="f.py: the diff creates f.py, which exists"):
+        apply(parse(NEW_FILE), {"f.py": FILE}.get, exact=exact)
+    renamed = "--- a/g.py\n+++ b/f.py\n@@ -1 +1 @@\n-g\n+h\n"
+    with pytest.raises(FuzzyPatchError, match="renames g.py to f.py, which exists"):
+        apply(parse(renamed), {"f.py": FILE, "g.py": "g\n"}.get, exact=exact)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_file_is_deleted_only_by_hunks_that_list_all_of_it(exact):
+    with pytest.raises(FuzzyPatchError, match="do not list all of it \\(38 lines left\\)"):
+        apply(parse(DELETE_PART), {"f.py": FILE}.get, exact=exact)
+    whole = "--- a/f.py\n+++ /dev/null\n@@ -1,40 +0,0 @@\n" + "".join(
+        f"-{line}\n" for line in FILE.splitlines()
+    )
+    assert apply(parse(whole), {"f.py": FILE}.get, exact=exact) == {"f.py": None}
+
+
 @pytest.mark.parametrize("exact", [True, False])
 def test_bytes_outside_the_hunk_stay_as_they_were(exact):
     form_feed = "import os\n\x0c\ndef a():\n    return 1\n"
