@@ -18,7 +18,7 @@ from builder.evaluate.lines import diff_lines, dominant_ending
 MAX_FUZZ = 2
 """Context lines that may be dropped at each end of a hunk that does not match as written."""
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 _TOLERANCE = f", even ignoring whitespace and dropping up to {MAX_FUZZ} context lines at each end"
@@ -33,6 +33,8 @@ class Hunk:
     number: int  # counted over the whole diff, from 1
     old_start: int  # the line number the diff claims (a hint)
     lines: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (" "/"-"/"+", text)
+    counts: tuple[int, int] = (0, 0)  # the header's old and new line counts (strict mode)
+    trimmed: int = 0  # blank context lines taken off the end (maybe the gap before a file)
 
 
 @dataclasses.dataclass
@@ -67,7 +69,8 @@ def parse(text: str) -> list[FilePatch]:
         found = _HUNK.match(line)
         if found and current is not None:
             hunks += 1
-            hunk = Hunk(hunks, int(found.group(1)))
+            old_count, new_count = (int(n) if n else 1 for n in found.group(2, 4))
+            hunk = Hunk(hunks, int(found.group(1)), counts=(old_count, new_count))
             index += 1
             while index < len(lines) and _in_hunk(lines, index):
                 body = lines[index]
@@ -118,6 +121,25 @@ def _trim_trailing_blank_context(hunk: Hunk) -> None:
     """Blank lines after a hunk are the gap before the next file, not context."""
     while hunk.lines and hunk.lines[-1] == (" ", "") and len(hunk.lines) > 1:
         hunk.lines.pop()
+        hunk.trimmed += 1
+
+
+def _counted(hunk: Hunk, path: str) -> Hunk:
+    """The hunk as its header counts it (strict mode): its lines must be as many as the
+    header says, blank context lines taken off its end given back when the header counts
+    them; a mismatch is an error."""
+    old = sum(tag != "+" for tag, _ in hunk.lines)
+    new = sum(tag != "-" for tag, _ in hunk.lines)
+    missing = hunk.counts[0] - old
+    if 0 < missing <= hunk.trimmed and hunk.counts[1] - new == missing:
+        lines = hunk.lines + [(" ", "")] * missing
+        return dataclasses.replace(hunk, lines=lines, trimmed=hunk.trimmed - missing)
+    if (old, new) != hunk.counts:
+        raise FuzzyPatchError(
+            f"{path}: hunk {hunk.number} (at line {hunk.old_start}) has {old} old and {new} "
+            f"new lines, its header says {hunk.counts[0]} and {hunk.counts[1]}"
+        )
+    return hunk
 
 
 def apply(
@@ -125,7 +147,8 @@ def apply(
 ) -> dict[str, str | None]:
     """The new text of every file the diff touches (None: deleted); ``read(path)`` gives a
     file's current text (None: absent). ``exact``: hunks must match as written (at any offset,
-    as ``git apply``), no whitespace tolerance, no context dropped."""
+    as ``git apply``), no whitespace tolerance, no context dropped, and hold as many lines as
+    their headers say."""
     result: dict[str, str | None] = {}
 
     def current(path: str) -> str | None:
@@ -164,6 +187,8 @@ def _apply_file(patch: FilePatch, text: str | None, exact: bool) -> str:
     final_newline = text is None or text == "" or text.endswith("\n")
     offset = 0
     for hunk in patch.hunks:
+        if exact:
+            hunk = _counted(hunk, patch.path)
         hint = hunk.old_start - 1 + offset
         start, length, kept = _locate(hunk, lines, hint, patch.path, exact)
         before = _ending(lines[start - 1]) if start else ""

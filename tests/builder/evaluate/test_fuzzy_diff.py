@@ -155,3 +155,22 @@ def test_added_lines_end_as_their_neighbours_and_a_crlf_file_stays_crlf():
 def test_an_unended_last_line_gets_an_ending_only_when_lines_follow_it():
     new = run(patch("@@ -2,1 +2,2 @@\n b\n+c\n"), {"f.py": "a\r\nb"})["f.py"]
     assert new == "a\r\nb\r\nc"
+
+
+def test_strict_mode_checks_hunk_line_counts_against_the_header():
+    wrong = patch("@@ -19,4 +19,3 @@\n line 19\n-line 20\n+line XX\n line 21\n")
+    with pytest.raises(FuzzyPatchError, match="hunk 1 .* has 3 old and 3 new lines, its header"):
+        apply(parse(wrong), {"f.py": FILE}.get, exact=True)
+    assert apply(parse(wrong), {"f.py": FILE}.get)["f.py"] == FILE.replace("line 20", "line XX")
+    right = patch("@@ -19,3 +19,3 @@\n line 19\n-line 20\n+line XX\n line 21\n")
+    assert apply(parse(right), {"f.py": FILE}.get, exact=True)["f.py"] == FILE.replace(
+        "line 20", "line XX"
+    )
+
+
+def test_strict_mode_counts_a_trailing_blank_context_line_the_header_counts(tmp_path):
+    text = "a = 1\n\nb = 2\n\n"
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit({"f.py": text})
+    diff = repo.diff({"f.py": "a = 1\n\nb = 3\n\n"})  # its last context line is blank
+    assert apply(parse(diff), {"f.py": text}.get, exact=True)["f.py"] == "a = 1\n\nb = 3\n\n"
