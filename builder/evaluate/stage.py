@@ -35,7 +35,7 @@ from validation.runs.runners import Runner, make_runner
 from validation.stage import ValidateStage, measurable
 
 STAGE = "evaluate"
-EVALUATION_VERSION = 6
+EVALUATION_VERSION = 7
 """Bump when how predictions are run or scored changes: it is part of every result key."""
 ERROR = "evaluation error: "
 """How a score names a failure of the evaluation itself (not of the prediction)."""
@@ -204,6 +204,12 @@ class EvaluateStage(Stage):
             )
         return tuple(results)
 
+    def _missed_coverage(self, record: EvalTask) -> float | None:
+        """ΔC of a prediction that is not applicable: 0 when the instance's golden patch has
+        executable lines (its recorded golden coverage is a number), None when it has none
+        (the instance is left out of coverage analysis) or coverage is not measured."""
+        return missed_coverage(record.golden_coverage, self.settings.coverage)
+
     def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec:
         return measurable(spec, self.settings.coverage)
 
@@ -315,6 +321,8 @@ class EvaluateStage(Stage):
     ) -> Outcome:
         prepared = prepared or PreparedPatch()
         reason = not_applicable or prepared.not_applicable
+        if reason:
+            coverage = self._missed_coverage(record)
         score = InstanceScore(
             instance_id=record.instance.instance_id,
             applicable=not reason,
@@ -338,6 +346,13 @@ class EvaluateStage(Stage):
             mutants=mutants,
         )
         return Outcome.keep(STAGE, result)
+
+
+def missed_coverage(golden_coverage: float | None, measured: bool) -> float | None:
+    """ΔC of an instance whose prediction is not applicable or missing: it executes none of
+    the golden patch's executable lines (0), unless the patch has none (``golden_coverage``
+    None: the instance is left out of coverage analysis) or coverage is off (``measured``)."""
+    return 0.0 if measured and golden_coverage is not None else None
 
 
 def _key_input(record: EvalTask) -> dict[str, Any]:

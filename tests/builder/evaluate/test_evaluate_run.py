@@ -100,8 +100,12 @@ def test_known_outcomes_give_known_metrics(dataset):
     assert summary.fail_to_pass == 37.5
     assert summary.pass_to_pass == 12.5  # 8
     assert summary.edits_code == 1
-    # ΔC: the fix's one line runs under the tests of 1, 2, 3, 5, 6 and not under 8's
-    assert summary.coverage_fail_to_pass == 100.0 and summary.coverage_instances == 6
+    # ΔC: the fix's one line runs under the tests of 1, 2, 3, 5, 6 and not under 8's; 4 (not
+    # applicable) and 7 (no prediction) run nothing: 0, over every instance (each has the line)
+    assert summary.coverage_instances == 8
+    assert summary.coverage == 62.5  # 1, 2, 3, 5, 6 of 8
+    assert summary.coverage_fail_to_pass == 100.0  # 1, 5, 6
+    assert summary.coverage_rest == 40.0  # 2, 3 of 2, 3, 4, 7, 8
     out = config.output_dir / "evaluations" / "known"
     report = json.loads((out / "summary.json").read_text())
     assert report["not_applicable"]["fixture__calc-7"] == NO_PREDICTION
