@@ -403,11 +403,28 @@ def _side(status: TestStatus | None) -> str:
 def _transitions(
     runs: tuple[RunResult, RunResult], changes: Mapping[str, set[str] | None]
 ) -> list[Transition]:
+    """The predicted tests' verdicts on R and R∘X. A test file that a side could not collect
+    (``RunResult.collection_errors``) has its tests failing there, as in grading (a test
+    missing from a side failed there); when no test of such a file is known on either side,
+    the file itself stands as one test: failing on each side that could not collect it, and
+    neither passing nor failing (``other``) on a side that collected it and ran nothing."""
     before, after = runs
     every = sorted({*before.tests, *after.tests})
-    return [
-        Transition(
-            test=test, before=_side(before.tests.get(test)), after=_side(after.tests.get(test))
-        )
+
+    def verdict(run: RunResult, test: str) -> str:
+        if test.partition("::")[0] in run.collection_errors:
+            return "fail"
+        return _side(run.tests.get(test))
+
+    transitions = [
+        Transition(test=test, before=verdict(before, test), after=verdict(after, test))
         for test in generated(every, changes)
     ]
+    known = {test.partition("::")[0] for test in every}
+    for path in sorted(changes):
+        broken = [path in run.collection_errors for run in runs]
+        if path in known or not any(broken):
+            continue
+        before_side, after_side = ("fail" if flag else "other" for flag in broken)
+        transitions.append(Transition(test=path, before=before_side, after=after_side))
+    return transitions

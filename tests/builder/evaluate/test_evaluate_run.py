@@ -248,3 +248,28 @@ def test_the_command_line_names_bad_input(dataset, tmp_path, capsys):
     fresh = ["--work-dir", str(tmp_path / "w"), "--output-dir", str(tmp_path / "o")]
     assert main([*base, "--predictions", "gold", "--run-id", "r", "--report-only", *fresh]) == 2
     assert "no stored result" in capsys.readouterr().err
+
+
+def test_a_test_file_that_never_imports_fails_on_both_sides(dataset, tmp_path):
+    directory, config, _ = dataset
+    broken = "import not_a_module\n\n\ndef test_x():\n    assert not_a_module\n"
+    lines = broken.splitlines()
+    patch = f"--- /dev/null\n+++ b/tests/test_broken.py\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(
+        f"+{line}\n" for line in lines
+    )
+    predictions = tmp_path / "broken.jsonl"
+    predictions.write_text(json.dumps({"instance_id": "fixture__calc-1", "model_patch": patch}))
+    request = Request(
+        dataset=str(directory),
+        predictions=str(predictions),
+        run_id="broken",
+        instances=("fixture__calc-1",),
+    )
+    summary = evaluate(request, config, echo=lambda _: None)
+    out = config.output_dir / "evaluations" / "broken" / "instances" / "fixture__calc-1.json"
+    result = json.loads(out.read_text())
+    assert [run["collection_errors"] for run in result["runs"]] == [["tests/test_broken.py"]] * 2
+    assert [(t["test"], t["before"], t["after"]) for t in result["score"]["transitions"]] == [
+        ("tests/test_broken.py", "fail", "fail")
+    ]
+    assert summary.fail_to_any == 100.0 and summary.success == 0.0

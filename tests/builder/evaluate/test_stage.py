@@ -1,6 +1,59 @@
 """The evaluation stage's scoring helpers, on real records and patches built here."""
 
-from builder.evaluate.stage import missed_coverage
+from builder.core.records import RunResult, TestStatus
+from builder.evaluate.stage import _transitions, missed_coverage
+
+
+def run(side, tests=None, errors=()):
+    return RunResult(
+        side=side,
+        suite="golden",
+        repetition=0,
+        command=("pytest",),
+        exit_code=2 if errors else 0,
+        timed_out=False,
+        duration_s=0.1,
+        report_found=True,
+        tests=tests or {},
+        collection_errors=tuple(errors),
+        log_path="x.log",
+    )
+
+
+def kinds(transitions):
+    return [(t.test, t.kind) for t in transitions]
+
+
+def test_a_file_that_imports_on_neither_side_is_one_failing_test_on_both():
+    runs = (run("before", errors=["tests/test_new.py"]), run("after", errors=["tests/test_new.py"]))
+    assert kinds(_transitions(runs, {"tests/test_new.py": None})) == [("tests/test_new.py", "F→F")]
+
+
+def test_a_file_that_imports_only_after_the_fix_has_its_tests_failing_before():
+    passed = {"tests/test_new.py::test_a": TestStatus.PASSED}
+    runs = (run("before", errors=["tests/test_new.py"]), run("after", passed))
+    assert kinds(_transitions(runs, {"tests/test_new.py": None})) == [
+        ("tests/test_new.py::test_a", "F→P")
+    ]
+
+
+def test_a_collection_error_fails_the_files_tests_even_when_reported():
+    tests = {"tests/test_x.py::test_a": TestStatus.PASSED}
+    runs = (run("before", tests), run("after", tests, errors=["tests/test_x.py"]))
+    assert kinds(_transitions(runs, {"tests/test_x.py": None})) == [
+        ("tests/test_x.py::test_a", "P→F")
+    ]
+
+
+def test_a_file_that_fails_to_import_before_and_runs_nothing_after_fails_before():
+    runs = (run("before", errors=["tests/test_new.py"]), run("after"))
+    (only,) = _transitions(runs, {"tests/test_new.py": None})
+    assert (only.test, only.before, only.after) == ("tests/test_new.py", "fail", "other")
+
+
+def test_files_of_other_predictions_and_clean_files_add_nothing():
+    runs = (run("before", errors=["tests/test_other.py"]), run("after"))
+    assert _transitions(runs, {"tests/test_new.py": None}) == []
 
 
 def test_a_missed_instance_covers_nothing_unless_it_has_no_executable_line():
