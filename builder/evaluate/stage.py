@@ -130,6 +130,10 @@ class EvaluateStage(Stage):
         lines = coverage.patch_lines(instance.patch) if self.settings.coverage else None
         run_dir = self.work_dir / "runs" / STAGE / key[:16]
         measured: dict[str, coverage.Measured | None] = {}
+        if record.mutants:
+            executed = self._baseline(instance) if lines is not None else None
+            fixed = fuzzy_diff.apply(fuzzy_diff.parse(instance.patch), read, exact=True)
+            targets = mutation_lines(instance.patch, fixed, executed)
         try:
             commit = instance.base_commit
             with self.backend.session(environment, mirror, commit, run_dir) as session:
@@ -140,7 +144,7 @@ class EvaluateStage(Stage):
                 if not isinstance(runs, str) and record.mutants:
                     scored = generated(sorted(runs[1].tests), _changes(prepared, read))
                     killed = self._mutation(
-                        record, read, session, runner, files, logs, spec, runs[1], scored
+                        record, fixed, targets, session, runner, files, logs, spec, runs[1], scored
                     )
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
@@ -161,7 +165,8 @@ class EvaluateStage(Stage):
     def _mutation(
         self,
         record: EvalTask,
-        read: Callable[[str], str | None],
+        fixed: Mapping[str, str | None],
+        targets: Mapping[str, set[int]],
         session: Session,
         runner: Runner,
         files: list[str],
@@ -170,16 +175,14 @@ class EvaluateStage(Stage):
         after: RunResult,
         scored: list[str],
     ) -> tuple[MutantResult, ...]:
-        """Each chosen mutant of the fixed code, applied in turn to R∘X in the session: the
-        scored tests that passed on R∘X and fail (or time out) on it kill it."""
-        patch = record.instance.patch
-        fixed = fuzzy_diff.apply(fuzzy_diff.parse(patch), read, exact=True)
-        added = coverage.patch_lines(patch).added
+        """Each chosen mutant of the fixed code (``fixed``: the files the golden patch leaves)
+        on the ``targets`` lines, applied in turn to R∘X in the session: the scored tests that
+        passed on R∘X and fail (or time out) on it kill it."""
         candidates = [
             mutant
-            for path in sorted(added)
+            for path in sorted(targets)
             if fixed.get(path)
-            for mutant in mutation.mutants(path, fixed[path], added[path])  # type: ignore[arg-type]
+            for mutant in mutation.mutants(path, fixed[path], targets[path])  # type: ignore[arg-type]
         ]
         passing = [t for t in scored if _side(after.tests.get(t)) == "pass"]
         results = []
@@ -346,6 +349,27 @@ class EvaluateStage(Stage):
             mutants=mutants,
         )
         return Outcome.keep(STAGE, result)
+
+
+def mutation_lines(
+    patch: str,
+    fixed: Mapping[str, str | None],
+    executed: list[tuple[str, str, int]] | None,
+) -> dict[str, set[int]]:
+    """The golden patch's lines to mutate, per file: its added or modified lines (as they stand
+    after the fix) that are executable — those the instance's existing or golden tests execute
+    on R∘X (``executed``: its measured executable patch lines), or, when that is not measured
+    (None), those that are part of a statement per ``ast`` (no comment, docstring or blank)."""
+    added = coverage.patch_lines(patch).added
+    if executed is not None:
+        run = {(path, line) for side, path, line in executed if side == "after"}
+        chosen = {path: {n for n in lines if (path, n) in run} for path, lines in added.items()}
+    else:
+        chosen = {
+            path: mutation.statement_lines(fixed.get(path) or "", lines)
+            for path, lines in added.items()
+        }
+    return {path: lines for path, lines in chosen.items() if lines}
 
 
 def missed_coverage(golden_coverage: float | None, measured: bool) -> float | None:

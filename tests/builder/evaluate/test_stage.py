@@ -1,7 +1,8 @@
 """The evaluation stage's scoring helpers, on real records and patches built here."""
 
 from builder.core.records import RunResult, TestStatus
-from builder.evaluate.stage import _transitions, missed_coverage
+from builder.evaluate.stage import _transitions, missed_coverage, mutation_lines
+from tests.support.git import GitRepo
 
 
 def run(side, tests=None, errors=()):
@@ -60,3 +61,21 @@ def test_a_missed_instance_covers_nothing_unless_it_has_no_executable_line():
     assert missed_coverage(0.75, True) == 0.0
     assert missed_coverage(None, True) is None  # left out of coverage analysis
     assert missed_coverage(0.75, False) is None  # coverage not measured
+
+
+OLD = "def add(a, b):\n    return a - b\n"
+NEW = (
+    'def add(a, b):\n    """Sum."""\n    # the fix\n    return a + b\n\n\n'
+    "def unused():\n    return 1\n"
+)
+
+
+def test_mutants_are_made_on_the_executable_lines_of_the_golden_patch(tmp_path):
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit({"pkg.py": OLD})
+    patch = repo.diff({"pkg.py": NEW})
+    fixed = {"pkg.py": NEW}
+    measured = [("before", "pkg.py", 2), ("after", "pkg.py", 4), ("after", "pkg.py", 1)]
+    assert mutation_lines(patch, fixed, measured) == {"pkg.py": {4}}  # what the tests ran
+    assert mutation_lines(patch, fixed, None) == {"pkg.py": {4, 7, 8}}  # statements per ast
+    assert mutation_lines(patch, fixed, []) == {}
