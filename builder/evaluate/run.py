@@ -177,6 +177,7 @@ def _tasks(request: Request, instances: Sequence[EvalInstance]) -> tuple[list[Ev
                 tests_only=request.tests_only,
                 mutants=request.mutants,
                 mode=request.mode,
+                invalid=prediction.invalid,
             )
         )
     return tasks, missing

@@ -98,6 +98,8 @@ class EvaluateStage(Stage):
         logs = inside(self.work_dir / "logs" / STAGE, instance.instance_id, key[:12])
         shutil.rmtree(logs, ignore_errors=True)
         logs.mkdir(parents=True, exist_ok=True)
+        if record.invalid:
+            return self._result(record, not_applicable=record.invalid, logs=logs)
         try:
             mirror = self.repos.mirror(instance.repo, instance.base_commit)
         except RepoUnavailable as error:
