@@ -241,6 +241,8 @@ def test_the_command_line_names_bad_input(dataset, tmp_path, capsys):
     base = ["evaluate", "--dataset", str(directory), "--no-progress"]
     assert main([*base, "--predictions", str(predictions), "--run-id", "../x"]) == 2
     assert "--run-id" in capsys.readouterr().err
+    assert main([*base, "--predictions", str(predictions), "--run-id", "r", "--mutants", "3"]) == 2
+    assert "--mutants 3 needs --mutation" in capsys.readouterr().err
     stray = tmp_path / "stray.jsonl"
     stray.write_text('{"instance_id": "other__repo-1", "model_patch": ""}\n')
     assert main([*base, "--predictions", str(stray), "--run-id", "r"]) == 2
