@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(with --predictions gold on a whole split of a release dir: recorded in the release)",
     )  # fmt: skip
     parser.add_argument(
-        "--mutants", type=int, default=10, metavar="N",
+        "--mutants", type=int, default=None, metavar="N",
         help="with --mutation: at most N mutants per instance (default 10)",
     )  # fmt: skip
     parser.add_argument(
@@ -75,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
     from builder.evaluate.run import RUN_ID, EvaluationError, Request, evaluate
     from builder.progress import Progress
 
-    if args.mutants < 1:
+    if args.mutants is not None and not args.mutation:
+        raise EvaluationError(f"--mutants {args.mutants} needs --mutation (mutants are off)")
+    mutants = 10 if args.mutants is None else args.mutants
+    if mutants < 1:
         raise EvaluationError(f"--mutants {args.mutants}: at least 1")
     if not re.match(RUN_ID, args.run_id) or ".." in args.run_id:
         raise EvaluationError(f"--run-id {args.run_id!r}: letters, digits, '.', '_', '-' only")
@@ -92,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         patch_format=args.patch_format,
         tests_only=not args.with_code_edits,
         report_only=args.report_only,
-        mutants=args.mutants if args.mutation else 0,
+        mutants=mutants if args.mutation else 0,
         mode=args.mode,
     )
     with Progress("evaluate", "prediction", enabled=not args.no_progress) as bar:

@@ -13,8 +13,13 @@ A prediction in this format is a list of blocks::
 is the block's: an exact name wins, the line number chooses among several and finds the
 definition when no name matches. ``insert`` puts the code at a top-level statement boundary
 nearest the line, after the module's header at ``BOF`` (shebang, encoding line, docstring,
-``from __future__`` imports) or at ``EOF``; it may create a new file. Everything outside the
-replaced span stays byte-identical. Text around the blocks (prose, code fences) is ignored.
+``from __future__`` imports) or at ``EOF``; it may create a new file. A method goes into the
+class instead: when the line lies in a class's body and the code is a definition (``def``,
+``async def`` or ``class``, decorated or not) that is indented in the block or whose first
+parameter is ``self`` or ``cls``, it is put at the member boundary of the innermost such class
+nearest the line, indented as the class's members. Everything outside the replaced span stays
+byte-identical; lines are counted as ``ast`` counts them (``\n``, ``\r\n``, ``\r``). Text
+around the blocks (prose, code fences) is ignored.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from builder.core.errors import SwtError
+from builder.evaluate.lines import content, dominant_ending, ending, python_lines
 
 Action = Literal["rewrite", "insert"]
 Position = int | Literal["BOF", "EOF"]
@@ -55,7 +61,7 @@ class Block:
 def looks_like(text: str) -> bool:
     """Whether ``text`` holds at least one block of this format (a line ``diff`` followed by a
     path and an action line)."""
-    lines = [line.strip() for line in text.splitlines()]
+    lines = [line.strip() for line in _block_lines(text)]
     for index, line in enumerate(lines[:-2]):
         if line == _START and lines[index + 2] in ("rewrite", "insert"):
             return True
@@ -64,7 +70,7 @@ def looks_like(text: str) -> bool:
 
 def parse(text: str) -> list[Block]:
     """Every block of ``text``; FormatError names the first malformed block."""
-    lines = text.splitlines()
+    lines = _block_lines(text)
     blocks: list[Block] = []
     index = 0
     while index < len(lines):
@@ -98,6 +104,11 @@ def parse(text: str) -> list[Block]:
     if not blocks:
         raise FormatError("no block found: a block starts with a line 'diff'")
     return blocks
+
+
+def _block_lines(text: str) -> list[str]:
+    """The prediction's lines (a form feed or U+2028 in the code stays in its line)."""
+    return [content(line) for line in python_lines(text)]
 
 
 def _end_of_block(lines: list[str], start: int) -> int | None:
@@ -150,11 +161,12 @@ def apply_block(block: Block, text: str | None) -> str:
 
 
 def _newline(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
+    return dominant_ending(python_lines(text))
 
 
 def _lines(text: str) -> list[str]:
-    return text.splitlines(keepends=True)
+    """The file's lines as ``ast`` numbers them, each with its ending."""
+    return python_lines(text)
 
 
 def _code_lines(code: str, indent: str, newline: str) -> list[str]:
@@ -177,7 +189,7 @@ def _rewrite(block: Block, text: str) -> str:
     last = target.end_lineno or target.lineno
     indent = re.match(r"[ \t]*", lines[first - 1]).group(0)  # type: ignore[union-attr]
     replacement = _code_lines(block.code, indent, _newline(text))
-    if last == len(lines) and not lines[-1].endswith("\n"):
+    if last == len(lines) and not ending(lines[-1]):
         replacement[-1] = replacement[-1].rstrip("\r\n")
     return "".join(lines[: first - 1] + replacement + lines[last:])
 
@@ -231,10 +243,10 @@ def _is_class(block: Block) -> bool:
 def _insert(block: Block, text: str) -> str:
     newline = _newline(text)
     lines = _lines(text)
-    if lines and not lines[-1].endswith(("\n", "\r")):
+    if lines and not ending(lines[-1]):
         lines[-1] += newline
-    at = _insertion_line(block, text, lines)
-    code = _code_lines(block.code, "", newline)
+    at, indent = _insertion_line(block, text, lines)
+    code = _code_lines(block.code, indent, newline)
     before = lines[:at]
     if before and before[-1].strip():
         code = [newline, *code]
@@ -244,25 +256,85 @@ def _insert(block: Block, text: str) -> str:
     return "".join(before + code + after)
 
 
-def _insertion_line(block: Block, text: str, lines: list[str]) -> int:
-    """How many of the file's lines stay above the inserted code."""
+def _insertion_line(block: Block, text: str, lines: list[str]) -> tuple[int, str]:
+    """How many of the file's lines stay above the inserted code, and its indentation."""
     if block.position == "EOF" or not lines:
-        return len(lines)
+        return len(lines), ""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         tree = None
     if block.position == "BOF":
-        return _header_end(tree, lines)
+        return _header_end(tree, lines), ""
     if tree is None:
-        return min(max(block.position - 1, 0), len(lines))
+        return min(max(block.position - 1, 0), len(lines)), ""
+    wanted = block.position - 1
+    owner = _owning_class(tree, block.position) if _is_member(block) else None
+    if owner is not None:
+        boundaries = {_end(owner.body[-1])}
+        for node in owner.body:
+            if not _is_docstring(node, owner.body):
+                boundaries.add(_start(node) - 1)
+        first = lines[owner.body[0].lineno - 1]
+        indent = re.match(r"[ \t]*", first).group(0)  # type: ignore[union-attr]
+        return min(boundaries, key=lambda b: (abs(b - wanted), b)), indent
     boundaries = {_header_end(tree, lines), len(lines)}
     for node in tree.body:
-        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-        boundaries.add(start - 1)
+        boundaries.add(_start(node) - 1)
     boundaries = {b for b in boundaries if b >= _header_end(tree, lines)}
-    wanted = block.position - 1
-    return min(boundaries, key=lambda b: (abs(b - wanted), b))
+    return min(boundaries, key=lambda b: (abs(b - wanted), b)), ""
+
+
+def _start(node: ast.stmt) -> int:
+    """A statement's first line, its decorators included."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+
+
+def _end(node: ast.stmt) -> int:
+    return node.end_lineno or node.lineno
+
+
+def _is_docstring(node: ast.stmt, body: list[ast.stmt]) -> bool:
+    return (
+        node is body[0]
+        and isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _is_member(block: Block) -> bool:
+    """Whether the code to insert is a class member: a definition that is indented in the
+    block, or a function whose first parameter is ``self`` or ``cls``."""
+    try:
+        tree = ast.parse(textwrap.dedent(block.code))
+    except SyntaxError:
+        return False
+    if not tree.body or not isinstance(tree.body[0], _DEFINITION):
+        return False
+    first_line = next(line for line in block.code.split("\n") if line.strip())
+    if first_line[:1] in (" ", "\t"):
+        return True
+    node = tree.body[0]
+    if isinstance(node, ast.ClassDef):
+        return False
+    arguments = [*node.args.posonlyargs, *node.args.args]
+    return bool(arguments) and arguments[0].arg in ("self", "cls")
+
+
+def _owning_class(tree: ast.Module, line: int) -> ast.ClassDef | None:
+    """The innermost class whose body (below its ``class`` line) holds ``line``, when its
+    members sit on lines of their own."""
+    found = None
+    nodes: list[ast.AST] = list(tree.body)
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, ast.ClassDef) and node.lineno < line <= _end(node):
+            if node.body[0].lineno > node.lineno:
+                if found is None or node.lineno > found.lineno:
+                    found = node
+        nodes.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+    return found
 
 
 def _header_end(tree: ast.Module | None, lines: list[str]) -> int:
@@ -274,12 +346,7 @@ def _header_end(tree: ast.Module | None, lines: list[str]) -> int:
     if tree is None:
         return end
     for node in tree.body:
-        docstring = (
-            isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-            and node is tree.body[0]
-        )
+        docstring = _is_docstring(node, tree.body)
         future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
         if not (docstring or future):
             break

@@ -13,6 +13,8 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping
 
+from builder.evaluate.lines import content, python_lines
+
 _DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _PARAMS = re.compile(r"\[.*\]$")
 
@@ -39,7 +41,7 @@ def changed_definitions(old: str | None, new: str) -> set[str] | None:
 def _touched_lines(old: str, new: str) -> set[int]:
     """1-based lines of ``new`` that are added or replaced, and for a pure deletion the lines
     on either side of where the deleted lines were."""
-    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    matcher = difflib.SequenceMatcher(None, _numbered(old), _numbered(new), autojunk=False)
     touched: set[int] = set()
     for tag, _, _, start, end in matcher.get_opcodes():
         if tag in ("replace", "insert"):
@@ -47,6 +49,11 @@ def _touched_lines(old: str, new: str) -> set[int]:
         elif tag == "delete":
             touched.update(line for line in (start, start + 1) if line >= 1)
     return touched
+
+
+def _numbered(text: str) -> list[str]:
+    """The lines of ``text`` as ``ast`` numbers them, without their endings."""
+    return [content(line) for line in python_lines(text)]
 
 
 def _spans(body: Iterable[ast.stmt], prefix: str):

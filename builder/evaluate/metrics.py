@@ -7,7 +7,7 @@ golden patch's executable lines the predicted tests execute more often, averaged
 instances whose patch has executable lines — over all of them, over those whose tests reproduce
 the issue (an F→P test), and over the rest. Every rate's denominator is the number of instances
 evaluated: an instance without a prediction, or whose prediction does not apply, counts as a
-miss everywhere.
+miss everywhere — its ΔC is 0 when its golden patch has executable lines.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class InstanceScore(BaseModel):
     coverage: float | None = Field(
         default=None,
         description="ΔC: share of the golden patch's executable lines the predicted tests "
-        "execute more often; None when the patch has no executable line",
+        "execute more often (0 when the prediction is missing or not applicable); None when the "
+        "patch has no executable line",
     )
 
     mutants: int = Field(default=0, description="mutants of the fix tried (--mutation)")

@@ -1,8 +1,8 @@
 """Mutants of the golden patch's lines: a small fixed operator set, chosen deterministically.
 
-Each mutant changes one expression or statement that starts on a line the golden patch added or
-modified (as the line stands after the fix), and leaves every other byte of the file alone. The
-operators:
+Each mutant changes one expression or statement that starts on an executable line the golden
+patch added or modified (as the line stands after the fix; the evaluation chooses the lines,
+see :func:`statement_lines`), and leaves every other byte of the file alone. The operators:
 
 - ``comparison``: ``==``/``!=``, ``<``/``>=``, ``>``/``<=``, ``is``/``is not``, ``in``/``not in``
   swapped;
@@ -31,6 +31,9 @@ import dataclasses
 import types
 from collections.abc import Iterable, Iterator
 
+from builder.evaluate.lines import python_lines
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 OPERATORS = ("comparison", "arithmetic", "boolean", "constant", "statement", "return")
 
 _COMPARE_SWAPS: dict[type, type] = {
@@ -82,7 +85,7 @@ def mutants(path: str, text: str, lines: Iterable[int]) -> list[Mutant]:
         tree = ast.parse(text)
     except SyntaxError:
         return []
-    source_lines = text.splitlines(keepends=True)
+    source_lines = python_lines(text)
     skipped = _not_mutated(tree)
     found: list[tuple[int, int, str, Mutant]] = []
     for node in ast.walk(tree):
@@ -111,6 +114,46 @@ def mutants(path: str, text: str, lines: Iterable[int]) -> list[Mutant]:
         )
         for mutant in unique.values()
     ]
+
+
+def statement_lines(text: str, lines: Iterable[int]) -> set[int]:
+    """Those of ``lines`` that hold code ``ast`` would execute: part of a simple statement or
+    of a compound statement's header (``def``/``if``/… up to its body), not blank, not only a
+    comment, not a docstring. All of ``lines`` when the file is not valid Python."""
+    wanted = set(lines)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return wanted
+    source = [line.strip() for line in python_lines(text)]
+    code: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or _docstring(node, tree):
+            continue
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body:
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            last = max(body[0].lineno - 1, node.lineno)
+        else:
+            first, last = node.lineno, node.end_lineno or node.lineno
+        code.update(range(first, last + 1))
+    return {
+        n
+        for n in wanted & code
+        if n <= len(source) and source[n - 1] and not source[n - 1].startswith("#")
+    }
+
+
+def _docstring(node: ast.stmt, tree: ast.Module) -> bool:
+    """Whether ``node`` is the docstring of the module, a class or a function of ``tree``."""
+    if not (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    ):
+        return False
+    owners = [tree, *(n for n in ast.walk(tree) if isinstance(n, (*_FUNCTIONS, ast.ClassDef)))]
+    return any(owner.body and owner.body[0] is node for owner in owners)  # type: ignore[attr-defined]
 
 
 def same_bytecode(original: str, mutated: str, path: str = "<mutant>") -> bool:

@@ -39,6 +39,11 @@ class Prediction(BaseModel):
     ]
     model_name_or_path: str = ""
     model_patch: str = ""
+    invalid: str = Field(
+        default="",
+        description="why the entry cannot be evaluated though its instance is known (a raw "
+        "byte that is not UTF-8): the prediction is not applicable for this reason",
+    )
 
 
 def read_predictions(path: Path) -> list[Prediction]:
@@ -48,15 +53,21 @@ def read_predictions(path: Path) -> list[Prediction]:
         raw = path.read_bytes()
     except OSError as error:
         raise PredictionsError(f"{path}: cannot read the predictions ({error.strerror})") from error
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise PredictionsError(f"{path}: not UTF-8 text (byte {error.start})") from error
-    entries = _entries(path, text)
+    if raw.lstrip().startswith(b"["):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise PredictionsError(
+                f"{path}: not UTF-8 text (byte {error.start}); in a JSON list that spoils "
+                "every entry"
+            ) from error
+        entries = _listed(path, text)
+    else:
+        entries = _lines(path, raw)
     predictions: list[Prediction] = []
     seen: dict[str, str] = {}
-    for where, entry in entries:
-        prediction = _prediction(path, where, entry)
+    for where, entry, problem in entries:
+        prediction = _prediction(path, where, entry, problem)
         if prediction.instance_id in seen:
             raise PredictionsError(
                 f"{path}: {where} predicts {prediction.instance_id} again "
@@ -67,28 +78,72 @@ def read_predictions(path: Path) -> list[Prediction]:
     return predictions
 
 
-def _entries(path: Path, text: str) -> Iterable[tuple[str, Any]]:
-    if text.lstrip().startswith("["):
-        try:
-            listed = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise PredictionsError(f"{path}: not a JSON list: {error}") from error
-        return [(f"entry {index}", item) for index, item in enumerate(listed, start=1)]
+def _listed(path: Path, text: str) -> Iterable[tuple[str, Any, str]]:
+    try:
+        listed = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PredictionsError(f"{path}: not a JSON list: {error}") from error
+    return [(f"entry {index}", item, "") for index, item in enumerate(listed, start=1)]
+
+
+def _lines(path: Path, raw: bytes) -> Iterable[tuple[str, Any, str]]:
+    """JSONL, one entry a line (with why it is invalid, or ""). A line that is not UTF-8
+    spoils only its own prediction: read with the bad bytes escaped, it is kept, invalid, when
+    its instance id can be read."""
     entries = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    offset = 0
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        start, offset = offset, offset + len(line) + 1
+        problem = ""
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            text = line.decode("utf-8", "surrogateescape")
+            problem = (
+                f"the prediction is not valid UTF-8 at line {number} "
+                f"(byte {start + error.start} of the file)"
+            )
+        if not text.strip():
             continue
         try:
-            entries.append((f"line {number}", json.loads(line)))
+            entry = json.loads(text)
         except json.JSONDecodeError as error:
             raise PredictionsError(f"{path}: line {number} is not JSON: {error.msg}") from error
+        if problem:
+            entry = _escaped(path, number, entry)
+        entries.append((f"line {number}", entry, problem))
     return entries
 
 
-def _prediction(path: Path, where: str, entry: Any) -> Prediction:
+def _escaped(path: Path, number: int, entry: Any) -> Any:
+    """An entry read with bad bytes as lone surrogates, its strings with those bytes written
+    as ``\\xNN``; an error when even the instance id is spoilt."""
+    if not isinstance(entry, dict):
+        return entry
+    instance = entry.get("instance_id")
+    if isinstance(instance, str) and _spoilt(instance):
+        raise PredictionsError(f"{path}: line {number}: instance_id is not valid UTF-8")
+    fixed = {
+        key: value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        if isinstance(value, str) and _spoilt(value)
+        else value
+        for key, value in entry.items()
+    }
+    return fixed
+
+
+def _spoilt(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _prediction(path: Path, where: str, entry: Any, problem: str = "") -> Prediction:
     if not isinstance(entry, dict):
         raise PredictionsError(f"{path}: {where} is not an object")
-    entry = {**entry, "model_patch": entry.get("model_patch") or ""}
+    entry = {**entry, "model_patch": entry.get("model_patch") or "", "invalid": problem}
     try:
         return Prediction.model_validate(entry)
     except ValidationError as error:

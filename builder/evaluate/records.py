@@ -20,6 +20,9 @@ class EvalTask(Record):
     tests_only: bool = True
     mode: str = Field(default="unit", pattern="^(unit|repro)$", description="unit or repro")
     mutants: int = Field(default=0, ge=0, description="mutants of the fix to try (0: none)")
+    invalid: str = Field(
+        default="", description="why the prediction cannot be read (it is then not applicable)"
+    )
 
 
 class MutantResult(Record):

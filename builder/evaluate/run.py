@@ -18,7 +18,7 @@ from builder.evaluate.dataset import EvalInstance, load_instances
 from builder.evaluate.metrics import InstanceScore, Summary, markdown_table, summarize
 from builder.evaluate.predictions import GOLD, Prediction, read_predictions
 from builder.evaluate.records import EvalResult, EvalTask
-from builder.evaluate.stage import EvaluateStage
+from builder.evaluate.stage import EvaluateStage, missed_coverage
 from builder.release.golden_mutation import GOLDEN_MUTATION, write_golden_mutation
 
 RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -58,6 +58,7 @@ def evaluate(
         request.dataset, request.config_name, request.split, request.instances
     )
     tasks, missing = _tasks(request, instances)
+    golden = {i.instance_id: i.golden_coverage for i in instances}
     stage = EvaluateStage(config.validation, config.work_dir, config.repos, config.docker)
     store = ResultStore(config.work_dir / "store")
     if request.report_only:
@@ -80,7 +81,12 @@ def evaluate(
             echo(f"evaluate: {stats.cached} of {stats.seen} reused from the store")
     scores = [result.score for result in results]
     scores += [
-        InstanceScore(instance_id=i, applicable=False, not_applicable=NO_PREDICTION)
+        InstanceScore(
+            instance_id=i,
+            applicable=False,
+            not_applicable=NO_PREDICTION,
+            coverage=missed_coverage(golden[i], config.validation.coverage),
+        )
         for i in missing
     ]
     scores.sort(key=lambda score: score.instance_id)
@@ -171,6 +177,7 @@ def _tasks(request: Request, instances: Sequence[EvalInstance]) -> tuple[list[Ev
                 tests_only=request.tests_only,
                 mutants=request.mutants,
                 mode=request.mode,
+                invalid=prediction.invalid,
             )
         )
     return tasks, missing

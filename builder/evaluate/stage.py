@@ -35,7 +35,7 @@ from validation.runs.runners import Runner, make_runner
 from validation.stage import ValidateStage, measurable
 
 STAGE = "evaluate"
-EVALUATION_VERSION = 6
+EVALUATION_VERSION = 7
 """Bump when how predictions are run or scored changes: it is part of every result key."""
 ERROR = "evaluation error: "
 """How a score names a failure of the evaluation itself (not of the prediction)."""
@@ -98,6 +98,8 @@ class EvaluateStage(Stage):
         logs = inside(self.work_dir / "logs" / STAGE, instance.instance_id, key[:12])
         shutil.rmtree(logs, ignore_errors=True)
         logs.mkdir(parents=True, exist_ok=True)
+        if record.invalid:
+            return self._result(record, not_applicable=record.invalid, logs=logs)
         try:
             mirror = self.repos.mirror(instance.repo, instance.base_commit)
         except RepoUnavailable as error:
@@ -130,6 +132,10 @@ class EvaluateStage(Stage):
         lines = coverage.patch_lines(instance.patch) if self.settings.coverage else None
         run_dir = self.work_dir / "runs" / STAGE / key[:16]
         measured: dict[str, coverage.Measured | None] = {}
+        if record.mutants:
+            executed = self._baseline(instance) if lines is not None else None
+            fixed = fuzzy_diff.apply(fuzzy_diff.parse(instance.patch), read, exact=True)
+            targets = mutation_lines(instance.patch, fixed, executed)
         try:
             commit = instance.base_commit
             with self.backend.session(environment, mirror, commit, run_dir) as session:
@@ -140,7 +146,7 @@ class EvaluateStage(Stage):
                 if not isinstance(runs, str) and record.mutants:
                     scored = generated(sorted(runs[1].tests), _changes(prepared, read))
                     killed = self._mutation(
-                        record, read, session, runner, files, logs, spec, runs[1], scored
+                        record, fixed, targets, session, runner, files, logs, spec, runs[1], scored
                     )
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
@@ -161,7 +167,8 @@ class EvaluateStage(Stage):
     def _mutation(
         self,
         record: EvalTask,
-        read: Callable[[str], str | None],
+        fixed: Mapping[str, str | None],
+        targets: Mapping[str, set[int]],
         session: Session,
         runner: Runner,
         files: list[str],
@@ -170,16 +177,14 @@ class EvaluateStage(Stage):
         after: RunResult,
         scored: list[str],
     ) -> tuple[MutantResult, ...]:
-        """Each chosen mutant of the fixed code, applied in turn to R∘X in the session: the
-        scored tests that passed on R∘X and fail (or time out) on it kill it."""
-        patch = record.instance.patch
-        fixed = fuzzy_diff.apply(fuzzy_diff.parse(patch), read, exact=True)
-        added = coverage.patch_lines(patch).added
+        """Each chosen mutant of the fixed code (``fixed``: the files the golden patch leaves)
+        on the ``targets`` lines, applied in turn to R∘X in the session: the scored tests that
+        passed on R∘X and fail (or time out) on it kill it."""
         candidates = [
             mutant
-            for path in sorted(added)
+            for path in sorted(targets)
             if fixed.get(path)
-            for mutant in mutation.mutants(path, fixed[path], added[path])  # type: ignore[arg-type]
+            for mutant in mutation.mutants(path, fixed[path], targets[path])  # type: ignore[arg-type]
         ]
         passing = [t for t in scored if _side(after.tests.get(t)) == "pass"]
         results = []
@@ -203,6 +208,12 @@ class EvaluateStage(Stage):
                 )
             )
         return tuple(results)
+
+    def _missed_coverage(self, record: EvalTask) -> float | None:
+        """ΔC of a prediction that is not applicable: 0 when the instance's golden patch has
+        executable lines (its recorded golden coverage is a number), None when it has none
+        (the instance is left out of coverage analysis) or coverage is not measured."""
+        return missed_coverage(record.golden_coverage, self.settings.coverage)
 
     def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec:
         return measurable(spec, self.settings.coverage)
@@ -315,6 +326,8 @@ class EvaluateStage(Stage):
     ) -> Outcome:
         prepared = prepared or PreparedPatch()
         reason = not_applicable or prepared.not_applicable
+        if reason:
+            coverage = self._missed_coverage(record)
         score = InstanceScore(
             instance_id=record.instance.instance_id,
             applicable=not reason,
@@ -338,6 +351,34 @@ class EvaluateStage(Stage):
             mutants=mutants,
         )
         return Outcome.keep(STAGE, result)
+
+
+def mutation_lines(
+    patch: str,
+    fixed: Mapping[str, str | None],
+    executed: list[tuple[str, str, int]] | None,
+) -> dict[str, set[int]]:
+    """The golden patch's lines to mutate, per file: its added or modified lines (as they stand
+    after the fix) that are executable — those the instance's existing or golden tests execute
+    on R∘X (``executed``: its measured executable patch lines), or, when that is not measured
+    (None), those that are part of a statement per ``ast`` (no comment, docstring or blank)."""
+    added = coverage.patch_lines(patch).added
+    if executed is not None:
+        run = {(path, line) for side, path, line in executed if side == "after"}
+        chosen = {path: {n for n in lines if (path, n) in run} for path, lines in added.items()}
+    else:
+        chosen = {
+            path: mutation.statement_lines(fixed.get(path) or "", lines)
+            for path, lines in added.items()
+        }
+    return {path: lines for path, lines in chosen.items() if lines}
+
+
+def missed_coverage(golden_coverage: float | None, measured: bool) -> float | None:
+    """ΔC of an instance whose prediction is not applicable or missing: it executes none of
+    the golden patch's executable lines (0), unless the patch has none (``golden_coverage``
+    None: the instance is left out of coverage analysis) or coverage is off (``measured``)."""
+    return 0.0 if measured and golden_coverage is not None else None
 
 
 def _key_input(record: EvalTask) -> dict[str, Any]:
@@ -388,11 +429,28 @@ def _side(status: TestStatus | None) -> str:
 def _transitions(
     runs: tuple[RunResult, RunResult], changes: Mapping[str, set[str] | None]
 ) -> list[Transition]:
+    """The predicted tests' verdicts on R and R∘X. A test file that a side could not collect
+    (``RunResult.collection_errors``) has its tests failing there, as in grading (a test
+    missing from a side failed there); when no test of such a file is known on either side,
+    the file itself stands as one test: failing on each side that could not collect it, and
+    neither passing nor failing (``other``) on a side that collected it and ran nothing."""
     before, after = runs
     every = sorted({*before.tests, *after.tests})
-    return [
-        Transition(
-            test=test, before=_side(before.tests.get(test)), after=_side(after.tests.get(test))
-        )
+
+    def verdict(run: RunResult, test: str) -> str:
+        if test.partition("::")[0] in run.collection_errors:
+            return "fail"
+        return _side(run.tests.get(test))
+
+    transitions = [
+        Transition(test=test, before=verdict(before, test), after=verdict(after, test))
         for test in generated(every, changes)
     ]
+    known = {test.partition("::")[0] for test in every}
+    for path in sorted(changes):
+        broken = [path in run.collection_errors for run in runs]
+        if path in known or not any(broken):
+            continue
+        before_side, after_side = ("fail" if flag else "other" for flag in broken)
+        transitions.append(Transition(test=path, before=before_side, after=after_side))
+    return transitions

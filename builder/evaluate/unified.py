@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping
 
+from builder.evaluate.lines import diff_lines
+
 _NO_NEWLINE = "\\ No newline at end of file\n"
 
 
@@ -37,4 +39,5 @@ def unified_diff(new_texts: Mapping[str, str | None], read: Callable[[str], str 
 
 
 def _lines(text: str) -> list[str]:
-    return text.splitlines(keepends=True)
+    """Lines as git counts them: a form feed or U+2028 inside a line does not end it."""
+    return diff_lines(text)

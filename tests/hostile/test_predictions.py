@@ -16,6 +16,7 @@ from tests.support.instances import make_release
 
 PREDICTED = "tests/test_predicted.py"
 LIMITS = {"timeout_s": 8.0, "memory_mb": 512}
+RAW = "<raw 0xff byte>"
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +63,9 @@ def _evaluate(released, tmp_path, run_id, patches):
         {"instance_id": f"hostile-{n}", "model_name_or_path": "hostile", "model_patch": patch}
         for n, patch in patches.items()
     ]
-    predictions.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    # RAW in a patch stands for a byte that is not UTF-8, written into the file as it is
+    lines = [json.dumps(row).encode().replace(RAW.encode(), b"\xff") + b"\n" for row in rows]
+    predictions.write_bytes(b"".join(lines))
     request = Request(
         dataset=str(directory),
         predictions=str(predictions),
@@ -97,6 +100,7 @@ def test_untrusted_patches_are_not_applicable_with_their_reason(
         7: _new_file(PREDICTED, test + "\n" + "# padding\n" * 250_000),
         8: _new_file(PREDICTED, "def test_x():\n    assert '\ud800'"),
         9: f"diff\n{canary.folder / 'test_planted.py'}\ninsert\nEOF\n{test}\nend diff\n",
+        10: _new_file(PREDICTED, f"def test_x():\n    assert '{RAW}'"),
     }
     expected = {
         1: "the patch is empty",
@@ -108,6 +112,7 @@ def test_untrusted_patches_are_not_applicable_with_their_reason(
         7: "more than the 2000000 allowed",
         8: "not valid UTF-8",
         9: "relative path inside",
+        10: "the prediction is not valid UTF-8 at line 10",
     }
     summary, reports, document = _evaluate(released, tmp_path, "untrusted", patches)
     reasons = {n: report["score"]["not_applicable"] for n, report in reports.items()}

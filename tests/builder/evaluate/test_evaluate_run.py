@@ -100,8 +100,12 @@ def test_known_outcomes_give_known_metrics(dataset):
     assert summary.fail_to_pass == 37.5
     assert summary.pass_to_pass == 12.5  # 8
     assert summary.edits_code == 1
-    # ΔC: the fix's one line runs under the tests of 1, 2, 3, 5, 6 and not under 8's
-    assert summary.coverage_fail_to_pass == 100.0 and summary.coverage_instances == 6
+    # ΔC: the fix's one line runs under the tests of 1, 2, 3, 5, 6 and not under 8's; 4 (not
+    # applicable) and 7 (no prediction) run nothing: 0, over every instance (each has the line)
+    assert summary.coverage_instances == 8
+    assert summary.coverage == 62.5  # 1, 2, 3, 5, 6 of 8
+    assert summary.coverage_fail_to_pass == 100.0  # 1, 5, 6
+    assert summary.coverage_rest == 40.0  # 2, 3 of 2, 3, 4, 7, 8
     out = config.output_dir / "evaluations" / "known"
     report = json.loads((out / "summary.json").read_text())
     assert report["not_applicable"]["fixture__calc-7"] == NO_PREDICTION
@@ -237,6 +241,8 @@ def test_the_command_line_names_bad_input(dataset, tmp_path, capsys):
     base = ["evaluate", "--dataset", str(directory), "--no-progress"]
     assert main([*base, "--predictions", str(predictions), "--run-id", "../x"]) == 2
     assert "--run-id" in capsys.readouterr().err
+    assert main([*base, "--predictions", str(predictions), "--run-id", "r", "--mutants", "3"]) == 2
+    assert "--mutants 3 needs --mutation" in capsys.readouterr().err
     stray = tmp_path / "stray.jsonl"
     stray.write_text('{"instance_id": "other__repo-1", "model_patch": ""}\n')
     assert main([*base, "--predictions", str(stray), "--run-id", "r"]) == 2
@@ -244,3 +250,28 @@ def test_the_command_line_names_bad_input(dataset, tmp_path, capsys):
     fresh = ["--work-dir", str(tmp_path / "w"), "--output-dir", str(tmp_path / "o")]
     assert main([*base, "--predictions", "gold", "--run-id", "r", "--report-only", *fresh]) == 2
     assert "no stored result" in capsys.readouterr().err
+
+
+def test_a_test_file_that_never_imports_fails_on_both_sides(dataset, tmp_path):
+    directory, config, _ = dataset
+    broken = "import not_a_module\n\n\ndef test_x():\n    assert not_a_module\n"
+    lines = broken.splitlines()
+    patch = f"--- /dev/null\n+++ b/tests/test_broken.py\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(
+        f"+{line}\n" for line in lines
+    )
+    predictions = tmp_path / "broken.jsonl"
+    predictions.write_text(json.dumps({"instance_id": "fixture__calc-1", "model_patch": patch}))
+    request = Request(
+        dataset=str(directory),
+        predictions=str(predictions),
+        run_id="broken",
+        instances=("fixture__calc-1",),
+    )
+    summary = evaluate(request, config, echo=lambda _: None)
+    out = config.output_dir / "evaluations" / "broken" / "instances" / "fixture__calc-1.json"
+    result = json.loads(out.read_text())
+    assert [run["collection_errors"] for run in result["runs"]] == [["tests/test_broken.py"]] * 2
+    assert [(t["test"], t["before"], t["after"]) for t in result["score"]["transitions"]] == [
+        ("tests/test_broken.py", "fail", "fail")
+    ]
+    assert summary.fail_to_any == 100.0 and summary.success == 0.0

@@ -145,3 +145,76 @@ def test_rewrite_errors_name_the_block():
         run(block("m.py", "rewrite", 1, "def f(:\n"), {"m.py": MODULE})
     with pytest.raises(FormatError, match="block 1: broken.py is not valid Python"):
         run(block("broken.py", "rewrite", 1, "def f():\n    pass"), {"broken.py": "def (\n"})
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\u2028", "\u2029", "\x1c", "\x1d", "\x1e", "\x85"])
+def test_lines_are_counted_as_ast_counts_them(separator):
+    text = (
+        f'X = "a{separator}b"\n# {separator}\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n'
+    )
+    new = run(block("m.py", "rewrite", 3, "def b():\n    return 20"), {"m.py": text})["m.py"]
+    assert new == text.replace("return 2\n", "return 20\n")
+
+
+def test_a_form_feed_line_between_definitions_stays():
+    text = "import os\n\x0c\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    new = run(block("m.py", "rewrite", 7, "def b():\n    return 20"), {"m.py": text})["m.py"]
+    assert new == text.replace("return 2\n", "return 20\n")
+    inserted = run(block("m.py", "insert", 7, "Y = 2"), {"m.py": text})["m.py"]
+    assert inserted == text.replace("\n\n\ndef b", "\n\n\nY = 2\n\ndef b")
+
+
+TESTS = '''import pytest
+
+
+class TestA:
+    """Tests of A."""
+
+    def test_one(self):
+        assert 1
+
+    @staticmethod
+    def helper():
+        return 1
+
+
+def test_module():
+    pass
+'''
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("    def test_two(self):\n        assert 3", ""),  # indented in the block
+        ("def test_two(self):\n    assert 3", ""),  # takes self
+        ("@pytest.mark.slow\ndef test_two(cls):\n    assert 3", "    @pytest.mark.slow\n"),
+    ],
+)
+def test_a_method_inserted_at_a_line_in_a_class_goes_into_the_class(code, expected):
+    new = run(block("t.py", "insert", 9, code), {"t.py": TESTS})["t.py"]
+    signature = "    def test_two(cls):\n" if "cls" in code else "    def test_two(self):\n"
+    method = expected + signature + "        assert 3\n"
+    # line 9 is the blank line after test_one; the nearest member boundary is below it
+    assert new == TESTS.replace("        assert 1\n\n", "        assert 1\n\n" + method + "\n")
+
+
+def test_a_method_goes_to_the_member_boundary_nearest_the_line():
+    code = "def test_two(self):\n    assert 3"
+    at_end = run(block("t.py", "insert", 12, code), {"t.py": TESTS})["t.py"]
+    assert "        return 1\n\n    def test_two(self):\n        assert 3\n\n\ndef test_module" in (
+        at_end
+    )
+    after_docstring = run(block("t.py", "insert", 5, code), {"t.py": TESTS})["t.py"]
+    assert '"""Tests of A."""\n\n    def test_two(self):\n        assert 3\n\n    def test_one' in (
+        after_docstring
+    )
+
+
+def test_module_level_code_at_a_line_in_a_class_stays_at_the_top_level():
+    new = run(block("t.py", "insert", 8, "def test_free():\n    assert 3"), {"t.py": TESTS})
+    assert "\ndef test_free():\n    assert 3\n\nclass TestA:" in new["t.py"]
+    at_module = run(
+        block("t.py", "insert", 16, "    def test_two(self):\n        pass"), {"t.py": TESTS}
+    )["t.py"]
+    assert "\ndef test_two(self):\n    pass\n\ndef test_module" in at_module

@@ -63,3 +63,8 @@ def test_ids_are_matched_by_file_class_and_name_including_parameters():
         "tests/test_box.py::TestBox::test_a",
         "tests/test_box.py::TestBox::test_b",
     ]
+
+
+def test_changed_lines_are_numbered_as_ast_numbers_them():
+    old = '"""A\u2028module."""\n\x0c\ndef test_a():\n    pass\n\n\ndef test_b():\n    pass\n'
+    assert changed_definitions(old, old.replace("    pass\n", "    assert 1\n", 1)) == {"test_a"}

@@ -25,7 +25,7 @@ SCORES = [
     score("fp", "F→P", "P→P", coverage=1.0),  # success
     score("ff", "F→F", coverage=0.5),  # F→X only
     score("pf", "P→F", "F→P", coverage=0.0),  # F→P but fails after: no success
-    score("na", applicable=False, coverage=0.2),  # not applicable: a miss everywhere
+    score("na", applicable=False, coverage=0.0),  # not applicable: a miss everywhere, ΔC 0
     score("skip", "O→P", "P→P", edits_code=True),  # other verdicts count as neither
 ]
 
@@ -44,9 +44,9 @@ def test_rates_follow_the_definitions():
 def test_coverage_is_averaged_where_the_patch_has_executable_lines():
     summary = summarize(SCORES)
     assert summary.coverage_instances == 4
-    assert summary.coverage == pytest.approx(100 * (1.0 + 0.5 + 0.0 + 0.2) / 4)
+    assert summary.coverage == pytest.approx(100 * (1.0 + 0.5 + 0.0 + 0.0) / 4)
     assert summary.coverage_fail_to_pass == pytest.approx(50.0)  # fp 1.0, pf 0.0
-    assert summary.coverage_rest == pytest.approx(35.0)  # ff 0.5, na 0.2
+    assert summary.coverage_rest == pytest.approx(25.0)  # ff 0.5, na 0.0
 
 
 def test_transition_kinds():

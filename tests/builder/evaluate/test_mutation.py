@@ -2,7 +2,7 @@
 
 import ast
 
-from builder.evaluate.mutation import mutants, same_bytecode, select
+from builder.evaluate.mutation import mutants, same_bytecode, select, statement_lines
 
 SOURCE = '''"""Docs."""
 
@@ -100,3 +100,17 @@ def test_same_bytecode_ignores_positions_but_not_values_or_types():
     assert not same_bytecode("x = 0\n", "x = False\n")
     assert not same_bytecode("def f():\n    return a\n", "def f():\n    return b\n")
     assert not same_bytecode("return 1\n", "return 1\n")  # not a module: nothing to compare
+
+
+def test_only_lines_of_statements_are_executable():
+    executable = statement_lines(SOURCE, range(1, 17))
+    assert executable == {4, 6, 7, 8, 9, 10, 11, 12, 15, 16}  # no docstring, no blank line
+    commented = "def f(\n    a,  # why\n):\n    # a comment\n    return a\n"
+    assert statement_lines(commented, range(1, 6)) == {1, 2, 3, 5}
+    assert statement_lines("def f(:\n", [1]) == {1}  # not Python: every line
+
+
+def test_lines_are_those_ast_numbers_despite_form_feeds_and_line_separators():
+    text = 'X = "a\u2028b"\n\x0c\ndef f(a):\n    return a == 1\n'
+    (comparison,) = [m for m in mutants("m.py", text, [4]) if m.operator == "comparison"]
+    assert comparison.text == text.replace("a == 1", "a != 1")
