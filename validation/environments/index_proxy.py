@@ -12,9 +12,9 @@ fetch packages, and nothing else.
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import threading
+import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -164,9 +164,11 @@ def _read_head(client: socket.socket) -> bytes | None:
 
 
 def _connect(host: str, port: int) -> socket.socket:
-    """A connection to ``host:port``, through the builder's own HTTPS proxy when it has one."""
-    proxy = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy")
-    if not proxy:
+    """A connection to ``host:port``, through the builder's own HTTPS proxy when it has one and
+    its ``NO_PROXY`` does not exempt the host (either case, as urllib reads them)."""
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get("https")
+    if not proxy or urllib.request.proxy_bypass_environment(host, proxies):
         return socket.create_connection((host, port), timeout=60)
     parsed = urlsplit(proxy)
     upstream = socket.create_connection((parsed.hostname, parsed.port or 3128), timeout=60)

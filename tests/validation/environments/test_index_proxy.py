@@ -76,3 +76,22 @@ def test_any_host_when_asked(tmp_path, upstream):
         assert proxy.permits("anything.example")
         reply = ask(tmp_path / "s", f"CONNECT localhost:{upstream} HTTP/1.1\r\n\r\nx".encode())
         assert reply == b"HTTP/1.1 200 Connection Established\r\n\r\nhello:x"
+
+
+@pytest.mark.parametrize("no_proxy", ["*", "127.0.0.1", "example.org,127.0.0.1"])
+def test_the_builders_no_proxy_exempts_hosts_from_its_proxy(
+    tmp_path, upstream, monkeypatch, no_proxy
+):
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")  # would never answer
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    with IndexProxy(tmp_path / "s", frozenset({"127.0.0.1"})):
+        reply = ask(tmp_path / "s", f"CONNECT 127.0.0.1:{upstream} HTTP/1.1\r\n\r\nx".encode())
+    assert reply == b"HTTP/1.1 200 Connection Established\r\n\r\nhello:x"
+
+
+def test_the_builders_proxy_carries_what_no_proxy_does_not_exempt(tmp_path, upstream, monkeypatch):
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{upstream}")  # 'hello:' is no 200
+    monkeypatch.setenv("NO_PROXY", "example.org")
+    with IndexProxy(tmp_path / "s", frozenset({"127.0.0.1"})):
+        reply = ask(tmp_path / "s", f"CONNECT 127.0.0.1:{upstream} HTTP/1.1\r\n\r\nx".encode())
+    assert not reply.startswith(b"HTTP/1.1 200")  # the upstream proxy was asked, and refused
