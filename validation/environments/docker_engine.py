@@ -174,6 +174,8 @@ class ContainerRun:
     exit_code: int | None
     timed_out: bool
     duration_s: float
+    oom_killed: bool = False
+    """The kernel killed a process of the container at its memory limit (the work's own end)."""
 
 
 def run_to_end(container: Any, log_path: Path, timeout_s: float) -> ContainerRun:
@@ -182,7 +184,8 @@ def run_to_end(container: Any, log_path: Path, timeout_s: float) -> ContainerRun
     A connection lost before the timeout is no timeout: DaemonInterrupted. Neither is an end by
     SIGTERM or SIGKILL while no new connection reaches the daemon: one shutting down closes its
     socket, then stops every container and may answer their waits (on connections already
-    open) with the exit code of its stop, which says nothing of the work."""
+    open) with the exit code of its stop, which says nothing of the work. A kernel OOM kill
+    at the container's memory limit is the work's own end (``oom_killed``)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     container.start()
@@ -205,7 +208,9 @@ def run_to_end(container: Any, log_path: Path, timeout_s: float) -> ContainerRun
         container.wait(timeout=60)
     duration = round(time.monotonic() - started, 3)
     log_path.write_bytes(container.logs(stdout=True, stderr=True))
-    return ContainerRun(exit_code, timed_out, duration)
+    container.reload()
+    oom_killed = bool(container.attrs.get("State", {}).get("OOMKilled"))
+    return ContainerRun(exit_code, timed_out, duration, oom_killed)
 
 
 def tar_tree(

@@ -76,6 +76,10 @@ class _Container:
     def __init__(self, error: Exception | None, status: dict | None = None) -> None:
         self.error, self.status = error, status
         self.killed = False
+        self.attrs = {"State": {"OOMKilled": False}}
+
+    def reload(self) -> None:
+        pass
 
     def start(self) -> None:
         pass

@@ -28,6 +28,7 @@ from validation.environments.docker_environments import (
     WORKDIR,
     DockerEnvironment,
     DockerEnvironments,
+    limits,
 )
 from validation.environments.environment import EnvironmentSpec, merge_env
 from validation.environments.images import SUITES
@@ -88,11 +89,7 @@ class DockerSession(Session):
             environment=self._env(),
             network_mode="bridge" if self.network else "none",
             labels=labels("run", session=self.session_id),
-            mem_limit=self.settings.memory,
-            memswap_limit=self.settings.memory,
-            pids_limit=self.settings.pids_limit,
-            nano_cpus=int(self.settings.cpus * 1e9),
-            security_opt=["no-new-privileges"],
+            **limits(self.settings),
             detach=True,
         )
         self.containers.append(container.id)
