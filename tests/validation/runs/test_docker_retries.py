@@ -44,17 +44,33 @@ def session(backend, git_repo, tmp_path):
         yield opened
 
 
-def _remove_running(backend, session, times: int, stop: threading.Event) -> None:
-    """Remove the session's running container (as ``docker rm -f`` does) ``times`` times."""
+def _remove_running(
+    backend, session, times: int, stop: threading.Event, hit: str = "remove"
+) -> None:
+    """Remove the session's running container (as ``docker rm -f`` does) ``times`` times; with
+    ``hit="kill"``, kill it (as ``docker kill`` does) instead."""
     wanted = {**label_filter("run"), "status": "running"}
     wanted["label"] = [*wanted["label"], f"{SESSION}={session.session_id}"]
     removed: set[str] = set()
     while len(removed) < times and not stop.is_set():
         for container in backend.client.containers.list(filters=wanted):
             if container.id not in removed and b"started" in container.logs():
-                container.remove(force=True)
+                container.kill() if hit == "kill" else container.remove(force=True)
                 removed.add(container.id)
         time.sleep(0.2)
+
+
+def _run_hit(backend, session, tmp_path, hit: str, times: int = 1, code: str = SLEEPER):
+    """``code`` run in ``session`` while its container is hit ``times`` times."""
+    stop = threading.Event()
+    args = (backend, session, times, stop, hit)
+    hitter = threading.Thread(target=_remove_running, args=args)
+    hitter.start()
+    try:
+        return session.run(["python", "-c", code], tmp_path / "run.log", 120)
+    finally:
+        stop.set()
+        hitter.join()
 
 
 def test_a_removed_container_is_run_again(backend, session, tmp_path, caplog):
@@ -87,6 +103,39 @@ def test_a_run_interrupted_every_time_ends_with_the_reason(backend, session, tmp
         stop.set()
         remover.join()
     assert len(session.containers) == 3
+
+
+def test_a_container_killed_from_outside_is_run_again(backend, session, tmp_path, caplog):
+    """``docker kill`` while the daemon stays up: the 137 is the kill's, not the tests'."""
+    with caplog.at_level(logging.WARNING, logger="validation.environments.docker_engine"):
+        completed = _run_hit(backend, session, tmp_path, "kill")
+    assert completed.exit_code == 0 and not completed.timed_out
+    assert (tmp_path / "run.log").read_text().split() == ["started", "finished"]
+    assert len(session.containers) == 2  # the killed one, then the one that finished
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert "stopped from outside (docker kill SIGKILL; exit code 137)" in warning, warning
+
+
+def test_a_run_killed_from_outside_every_time_ends_with_the_reason(backend, session, tmp_path):
+    with pytest.raises(DaemonInterrupted, match=r"3 times; last: .* stopped from outside"):
+        _run_hit(backend, session, tmp_path, "kill", times=3)
+    assert len(session.containers) == 3
+
+
+KILLS_ITSELF = "import os; print('started', flush=True); os.kill(os.getpid(), 9)"
+HOARDS = "h = []\nwhile True:\n    h.append(bytearray(16 * 2**20))\n"
+
+
+def test_a_run_killed_by_its_own_code_or_its_memory_limit_is_a_result(backend, git_repo, tmp_path):
+    """A kill no one sent through the daemon ends the work itself: the tests' result."""
+    small = DockerBackend(backend.work_dir, DockerConfig(memory="128m"))  # the same image
+    environment = small.prepare(EnvironmentSpec(docker_support.PYTHON, ()))
+    base = git_repo.commit({"README": "r\n"})
+    with small.session(environment, git_repo.path / ".git", base, tmp_path / "run") as opened:
+        for code in (KILLS_ITSELF, HOARDS):
+            completed = opened.run(["python", "-c", code], tmp_path / "run.log", 120)
+            assert completed.exit_code == 137 and not completed.timed_out, code
+    assert len(opened.containers) == 2  # one each: neither was run again
 
 
 SLOW_FIX = FIXED.replace(
