@@ -228,7 +228,7 @@ class ValidateStage(Stage):
         if isinstance(change, Outcome):
             return _with_runs(change, logs)
         instance = self._instance(
-            record, graded, golden, existing, change, spec, mirror, resolution
+            record, graded, golden, existing, change, spec, mirror, resolution, runs
         )
         return Outcome.keep(STAGE, instance, logs=str(logs), runs=str(logs / "runs.jsonl"))
 
@@ -531,6 +531,7 @@ class ValidateStage(Stage):
         spec: EnvironmentSpec,
         mirror: Path,
         resolution: Resolution,
+        runs: Sequence[RunResult],
     ) -> Instance:
         files, lines = codebase_size(mirror, record.base_commit)
         edited_files, edited_lines = patch_size(record.test_patch)
@@ -560,6 +561,9 @@ class ValidateStage(Stage):
             metadata["needs_network"] = json.dumps(offline, sort_keys=True)
         if self._network(record, resolution):
             metadata["network"] = "allowed"
+        interruptions = sum(run.daemon_interruptions for run in runs)  # every run made, once
+        if interruptions:
+            metadata["daemon_interruptions"] = str(interruptions)
         return Instance.from_candidate(
             record,
             version=resolution.version,

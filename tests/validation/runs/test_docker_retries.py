@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 
 import pytest
 
@@ -86,6 +87,7 @@ def test_a_removed_container_is_run_again(backend, session, tmp_path, caplog):
     assert completed.exit_code == 0 and not completed.timed_out
     assert (tmp_path / "run.log").read_text().split() == ["started", "finished"]
     assert len(session.containers) == 2  # the removed one, then the one that finished
+    assert completed.interruptions == 1  # what the run's record says
     warnings = [r.getMessage() for r in caplog.records]
     assert (
         len(warnings) == 1 and "test run run.log: interrupted by the Docker daemon" in warnings[0]
@@ -111,7 +113,7 @@ def test_a_container_killed_from_outside_is_run_again(backend, session, tmp_path
         completed = _run_hit(backend, session, tmp_path, "kill")
     assert completed.exit_code == 0 and not completed.timed_out
     assert (tmp_path / "run.log").read_text().split() == ["started", "finished"]
-    assert len(session.containers) == 2  # the killed one, then the one that finished
+    assert len(session.containers) == 2 and completed.interruptions == 1
     (warning,) = [r.getMessage() for r in caplog.records]
     assert "stopped from outside (docker kill SIGKILL; exit code 137)" in warning, warning
 
@@ -135,6 +137,7 @@ def test_a_run_killed_by_its_own_code_or_its_memory_limit_is_a_result(backend, g
         for code in (KILLS_ITSELF, HOARDS):
             completed = opened.run(["python", "-c", code], tmp_path / "run.log", 120)
             assert completed.exit_code == 137 and not completed.timed_out, code
+            assert completed.interruptions == 0, code
     assert len(opened.containers) == 2  # one each: neither was run again
 
 
@@ -194,6 +197,42 @@ def test_a_daemon_restarted_mid_validation_is_a_retry_not_a_test_failure(make_ca
         container = client.containers.get(short_id)
         assert container.labels[KIND] == "run", container.labels
         container.remove(force=True)
+
+
+def _kill_when_running(client, says: bytes, killed: list[str], stop: threading.Event) -> None:
+    """``docker kill`` the run container that says ``says``, once."""
+    while not stop.is_set() and not killed:
+        for container in client.containers.list(
+            filters={**label_filter("run"), "status": "running"}
+        ):
+            if says in container.logs():
+                container.kill()
+                killed.append(container.id)
+                return
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("backend", ["docker"])
+def test_a_run_killed_from_outside_is_counted_in_the_instance(make_case):
+    client = docker_support.engine()
+    marker = f"swt-fixed-code-running-{uuid.uuid4().hex[:12]}"  # this test's container alone
+    fix = SLOW_FIX.replace("swt-fixed-code-running", marker)
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(
+        target=_kill_when_running, args=(client, marker.encode(), killed, stop)
+    )
+    killer.start()
+    try:
+        outcome = make_case({"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": fix})
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "the fixed code never ran in a container"
+    assert outcome.verdict.kept, outcome.verdict
+    assert outcome.output.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
+    assert outcome.output.run_metadata["daemon_interruptions"] == "1"
+    counted = {f"{run.side}-{run.daemon_interruptions}" for run in runs_of(outcome)}
+    assert counted == {"before-0", "after-1"}  # the run the kill hit, in runs.jsonl too
 
 
 def test_a_daemon_restarted_mid_build_builds_the_image_again(tmp_path, caplog):
