@@ -199,11 +199,13 @@ def test_a_daemon_restarted_mid_validation_is_a_retry_not_a_test_failure(make_ca
         container.remove(force=True)
 
 
-def _kill_when_running(client, says: bytes, killed: list[str], stop: threading.Event) -> None:
-    """``docker kill`` the run container that says ``says``, once."""
+def _kill_when_running(
+    client, says: bytes, killed: list[str], stop: threading.Event, kind: str = "run"
+) -> None:
+    """``docker kill`` the container of ``kind`` that says ``says``, once."""
     while not stop.is_set() and not killed:
         for container in client.containers.list(
-            filters={**label_filter("run"), "status": "running"}
+            filters={**label_filter(kind), "status": "running"}
         ):
             if says in container.logs():
                 container.kill()
@@ -271,4 +273,38 @@ def test_a_daemon_restarted_mid_build_builds_the_image_again(tmp_path, caplog):
     for container in client.containers.list(all=True, filters=label_filter("build")):
         if container.labels.get(SPEC_LABEL) == marker:  # the stopped build the daemon left
             container.remove(force=True)
+    client.images.remove(image.id, force=True)
+
+
+def test_a_build_killed_from_outside_builds_the_image_again(tmp_path, caplog):
+    client = docker_support.engine()
+    docker_support.base_image()
+    marker = f"swt-build-running-{uuid.uuid4().hex[:12]}"
+    repo = GitRepo(tmp_path / "project")
+    spec = EnvironmentSpec(
+        docker_support.PYTHON,
+        (),
+        project=repo.path / ".git",
+        project_commit=repo.commit(
+            {"pyproject.toml": PROJECT.format(version="0.1"), "pkg/__init__.py": ""}
+        ),
+        pre_install=(f"echo {marker}; sleep 4",),
+        label=marker,
+    )  # a new image: its build really runs
+    stop, killed = threading.Event(), []
+    args = (client, marker.encode(), killed, stop, "build")
+    killer = threading.Thread(target=_kill_when_running, args=args)
+    killer.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="validation.environments.docker_engine"):
+            environment = DockerBackend(tmp_path / "work", DockerConfig()).prepare(spec)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "the build never started"
+    image = client.images.get(environment.tag)
+    assert image.labels[KIND] == "environment" and image.id == environment.image_id
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert warning.startswith("environment image ") and "trying again (2 of 3)" in warning
+    assert "stopped from outside (docker kill SIGKILL" in warning, warning
     client.images.remove(image.id, force=True)
