@@ -86,6 +86,7 @@ def measured_run(
         log_path=str(log_path),
         deselected=deselected,
         network_errors=_network_errors(runner, report, files, tests),
+        daemon_interruptions=completed.interruptions,
     )
     measured = None
     if measure and not completed.timed_out:

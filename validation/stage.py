@@ -238,7 +238,7 @@ class ValidateStage(Stage):
         if isinstance(change, Outcome):
             return _with_runs(change, logs)
         instance = self._instance(
-            record, graded, golden, existing, change, spec, mirror, resolution, job.metadata
+            record, graded, golden, existing, change, spec, mirror, resolution, runs, job.metadata
         )
         return Outcome.keep(STAGE, instance, logs=str(logs), runs=str(logs / "runs.jsonl"))
 
@@ -614,6 +614,7 @@ class ValidateStage(Stage):
         spec: EnvironmentSpec,
         mirror: Path,
         resolution: Resolution,
+        runs: Sequence[RunResult],
         extra: Mapping[str, str],
     ) -> Instance:
         files, lines = codebase_size(mirror, record.base_commit)
@@ -645,6 +646,9 @@ class ValidateStage(Stage):
             metadata["needs_network"] = json.dumps(offline, sort_keys=True)
         if self._network(record, resolution):
             metadata["network"] = "allowed"
+        interruptions = sum(run.daemon_interruptions for run in runs)  # every run made, once
+        if interruptions:
+            metadata["daemon_interruptions"] = str(interruptions)
         return Instance.from_candidate(
             record,
             version=resolution.version,

@@ -256,11 +256,15 @@ class DockerConfig(_Section):
         description="Debian mirror of the base images debootstrap builds (on first use or by "
         "`swt-builder images base`)",
     )
-    memory: str = Field(default="4g", description="memory limit of a test-run container")
-    pids_limit: int = Field(
-        default=1024, ge=16, description="process limit of a test-run container"
+    memory: str = Field(
+        default="4g", description="memory limit of a test-run or environment-build container"
     )
-    cpus: float = Field(default=0.0, ge=0, description="CPU limit of a test run; 0: none")
+    pids_limit: int = Field(
+        default=1024,
+        ge=16,
+        description="process limit of a test-run or environment-build container",
+    )
+    cpus: float = Field(default=0.0, ge=0, description="CPU limit of a test run or build; 0: none")
     disk_budget_gb: float = Field(default=30.0, gt=0, description="images prune keeps under it")
 
 

@@ -234,6 +234,12 @@ class RunResult(Record):
         description="test id → the connection error line of a test that failed for lack of "
         "network in this run (pytest runs: read from the JUnit report)",
     )
+    daemon_interruptions: int = Field(
+        default=0,
+        ge=0,
+        description="tries of this run before it that the Docker daemon interrupted (restarted, "
+        "the container removed or stopped from outside): no result, run again in a new container",
+    )
 
 
 class Transitions(BaseModel):

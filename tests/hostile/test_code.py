@@ -105,6 +105,7 @@ def test_memory():
 
 SETUP_PRINTS = "import os, sys\nprint('setup.py ran:', dict(os.environ))\nsys.exit(7)\n"
 SETUP_HANGS = "import time\ntime.sleep(60)\nraise SystemExit(1)\n"
+SETUP_HOARDS = "hoard = []\nwhile True:\n    hoard.append(bytearray(64 * 2**20))\n"
 
 
 @pytest.fixture(scope="module")
@@ -193,3 +194,17 @@ def test_a_hanging_setup_py(tmp_path, validate):
     outcome = validate([project], candidate, **LIMITS, build_timeout_s=20.0)
     assert reason(outcome) == "environment_failed", outcome.verdict
     assert time.monotonic() - started < 50, "the build was not cut short"
+
+
+@pytest.mark.slow  # about 10 s on the local backend: 2 GiB written before the MemoryError
+def test_a_setup_py_allocating_without_end(tmp_path, validate, backend):
+    project = _setup_project(tmp_path, "setup-hoards", SETUP_HOARDS)
+    candidate = project.candidate("setup-hoards", project.diff(hostile_tests("")))
+    outcome = validate([project], candidate, **LIMITS)
+    assert reason(outcome) == "environment_failed", outcome.verdict
+    evidence = outcome.verdict.evidence
+    if backend == "local":  # the build's address space limit (2 GiB): MemoryError in the log
+        with open(evidence["log"], encoding="utf-8", errors="replace") as handle:
+            assert "MemoryError" in handle.read()
+    else:  # the container's memory limit, which builds share with runs: the kernel's kill
+        assert "ran out of memory (limit 256m)" in evidence["error"], evidence

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import dataclasses
 import io
 import logging
 import os
+import signal
 import tarfile
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
@@ -47,6 +50,10 @@ _GONE = ("marked for removal", "is dead", "which is dead", "removal of container
 
 _STOP_EXIT_CODES = (128 + 15, 128 + 9)
 """How a container the daemon stopped ends: its SIGTERM, or the SIGKILL after it."""
+_SIGNALLED = ("kill", "stop")
+"""The daemon's events of a container sent a signal through it (``docker kill``/``stop``)."""
+_END_EVENT_WAIT_S = 10.0
+"""How long the end of a container may take to reach its event stream after its wait."""
 
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -58,7 +65,8 @@ class DockerUnavailable(SwtError, RuntimeError):
 
 class DaemonInterrupted(SwtError, RuntimeError):
     """The daemon went away in the middle of an operation (restarted, or the container was
-    removed under it): no result of the operation can be read, so it is tried again."""
+    removed or stopped under it): no result of the operation can be read, so it is tried
+    again."""
 
 
 def interrupted(error: BaseException) -> bool:
@@ -174,6 +182,57 @@ class ContainerRun:
     exit_code: int | None
     timed_out: bool
     duration_s: float
+    oom_killed: bool = False
+    """The kernel killed a process of the container at its memory limit (the work's own end)."""
+
+
+class _Signals:
+    """The signals sent to a container through the daemon (``docker kill``, ``docker stop``)
+    until it ends, read from the daemon's events as they happen (its event log keeps only the
+    last few hundred of all containers: read later, a busy daemon's may have dropped them).
+
+    A kernel OOM kill or a process of the container killing another is no such event."""
+
+    def __init__(self, container: Any) -> None:
+        created = time.strptime(str(container.attrs["Created"])[:19], "%Y-%m-%dT%H:%M:%S")
+        self.stream = container.client.api.events(
+            since=calendar.timegm(created),  # the daemon's clock: its events from the start
+            filters={"container": container.id, "event": [*_SIGNALLED, "die"]},
+            decode=True,
+        )
+        self.sent: list[str] = []
+        self.ended = threading.Event()
+        threading.Thread(target=self._read, name="swt-container-events", daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            for event in self.stream:
+                action = event.get("Action") or event.get("status")
+                if action == "die":
+                    break
+                if action in _SIGNALLED:
+                    number = (event.get("Actor") or {}).get("Attributes", {}).get("signal")
+                    self.sent.append(f"docker {action}" + (f" {_name(number)}" if number else ""))
+        except Exception:  # noqa: BLE001 - the stream closed: the daemon went away, or we did
+            pass
+        finally:
+            self.ended.set()
+
+    def before_end(self) -> list[str]:
+        """The signals sent before the container ended (its end awaited a little)."""
+        self.ended.wait(_END_EVENT_WAIT_S)
+        return list(self.sent)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.stream.close()
+
+
+def _name(number: str) -> str:
+    try:
+        return signal.Signals(int(number)).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def run_to_end(container: Any, log_path: Path, timeout_s: float) -> ContainerRun:
@@ -182,30 +241,44 @@ def run_to_end(container: Any, log_path: Path, timeout_s: float) -> ContainerRun
     A connection lost before the timeout is no timeout: DaemonInterrupted. Neither is an end by
     SIGTERM or SIGKILL while no new connection reaches the daemon: one shutting down closes its
     socket, then stops every container and may answer their waits (on connections already
-    open) with the exit code of its stop, which says nothing of the work."""
+    open) with the exit code of its stop, which says nothing of the work. Nor is an end after
+    a signal someone sent through the daemon (``docker kill``/``stop``; the toolkit sends its
+    own only after the timeout): what the work would have done is unknown. A kernel OOM kill
+    at the container's memory limit is the work's own end (``oom_killed``)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    container.start()
+    signals = _Signals(container)
     try:
-        status = container.wait(timeout=timeout_s)
-        exit_code, timed_out = int(status["StatusCode"]), False
-    except requests.exceptions.ConnectionError as error:  # urllib3's read timeout is one too
-        if time.monotonic() - started < timeout_s:  # not a timeout: the daemon went away
-            raise DaemonInterrupted(f"connection to the Docker daemon lost: {error}") from error
-        exit_code, timed_out = None, True
-    except requests.exceptions.ReadTimeout:
-        exit_code, timed_out = None, True
-    if exit_code in _STOP_EXIT_CODES and not daemon_answers():
-        raise DaemonInterrupted(
-            f"the container ended (exit code {exit_code}) as the Docker daemon went away"
-        )
+        started = time.monotonic()
+        container.start()
+        try:
+            status = container.wait(timeout=timeout_s)
+            exit_code, timed_out = int(status["StatusCode"]), False
+        except requests.exceptions.ConnectionError as error:  # urllib3's read timeout too
+            if time.monotonic() - started < timeout_s:  # not a timeout: the daemon went away
+                raise DaemonInterrupted(f"connection to the Docker daemon lost: {error}") from error
+            exit_code, timed_out = None, True
+        except requests.exceptions.ReadTimeout:
+            exit_code, timed_out = None, True
+        if exit_code in _STOP_EXIT_CODES and not daemon_answers():
+            raise DaemonInterrupted(
+                f"the container ended (exit code {exit_code}) as the Docker daemon went away"
+            )
+        sent = [] if timed_out else signals.before_end()
+        if sent:
+            raise DaemonInterrupted(
+                f"the container was stopped from outside ({', '.join(sent)}; exit code {exit_code})"
+            )
+    finally:
+        signals.close()
     if timed_out:
         with contextlib.suppress(APIError):  # 409: it ended as the time ran out
             container.kill()
         container.wait(timeout=60)
     duration = round(time.monotonic() - started, 3)
     log_path.write_bytes(container.logs(stdout=True, stderr=True))
-    return ContainerRun(exit_code, timed_out, duration)
+    container.reload()
+    oom_killed = bool(container.attrs.get("State", {}).get("OOMKilled"))
+    return ContainerRun(exit_code, timed_out, duration, oom_killed)
 
 
 def tar_tree(

@@ -170,6 +170,19 @@ def build_script(
     return "\n".join(lines)
 
 
+def limits(settings: DockerConfig) -> dict[str, Any]:
+    """The resource limits of every container that runs untrusted code, builds and test runs:
+    ``docker.memory`` (swap included), ``pids_limit``, ``cpus`` (0: none), no new privileges.
+    They bound what a build may use, not what it makes: no part of the image hash."""
+    return {
+        "mem_limit": settings.memory,
+        "memswap_limit": settings.memory,
+        "pids_limit": settings.pids_limit,
+        "nano_cpus": int(settings.cpus * 1e9),
+        "security_opt": ["no-new-privileges"],
+    }
+
+
 class DockerEnvironments:
     """Builds environment images once per hash and reuses them; safe across threads/processes.
 
@@ -278,6 +291,7 @@ class DockerEnvironments:
                 network_mode="none" if limited else self.settings.build_network,
                 mounts=mounts,
                 working_dir="/",
+                **limits(self.settings),
                 detach=True,
             )
             try:
@@ -299,6 +313,8 @@ class DockerEnvironments:
                     log.write(proxy.refusals())
                 if run.timed_out or run.exit_code != 0:
                     what = f"failed with exit code {run.exit_code}"
+                    if run.oom_killed:  # the kernel's kill: the log shows only the end
+                        what = f"ran out of memory (limit {self.settings.memory})"
                     what = "timed out" if run.timed_out else what
                     raise EnvironmentBuildError(f"environment image build {what}", log_path)
                 repository, _, name = tag.partition(":")

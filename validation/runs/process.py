@@ -48,6 +48,8 @@ class Completed:
     exit_code: int | None
     timed_out: bool
     duration_s: float
+    interruptions: int = 0
+    """Tries of this run before it that the Docker daemon interrupted (no result: run again)."""
 
 
 def run_killable(

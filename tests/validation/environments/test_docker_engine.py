@@ -1,6 +1,7 @@
 """The retry policy for daemon interruptions: what counts as one, how often, what is logged."""
 
 import logging
+import types
 
 import pytest
 import requests
@@ -69,13 +70,33 @@ def test_the_work_s_own_errors_are_not_retried():
     assert operation.calls == 1
 
 
+class _Events:
+    """The daemon's events API as run_to_end reads it: ``events`` of the container, then its
+    end."""
+
+    def __init__(self, happened: list[dict]) -> None:
+        self.happened = happened
+
+    def events(self, **_: object) -> list[dict]:
+        return [*self.happened, {"Action": "die"}]
+
+
 class _Container:
     """What run_to_end asks of a container, its wait failing as a lost connection does (or
-    answering with ``status``)."""
+    answering with ``status``); ``events``: what the daemon says happened to it."""
 
-    def __init__(self, error: Exception | None, status: dict | None = None) -> None:
+    id = "c0ffee"
+
+    def __init__(
+        self, error: Exception | None, status: dict | None = None, events: list[dict] = ()
+    ) -> None:
         self.error, self.status = error, status
         self.killed = False
+        self.attrs = {"Created": "2026-01-02T03:04:05.678Z", "State": {"OOMKilled": False}}
+        self.client = types.SimpleNamespace(api=_Events(list(events)))
+
+    def reload(self) -> None:
+        pass
 
     def start(self) -> None:
         pass
@@ -114,3 +135,16 @@ def test_a_conflict_is_an_interruption_only_when_the_container_is_going():
                      "from container which is dead or marked for removal")  # fmt: skip
     busy = APIError("409", response=_api_error(409).response, explanation="is not running")
     assert interrupted(going) and not interrupted(busy)
+
+
+def test_a_signal_sent_through_the_daemon_is_no_result(tmp_path, monkeypatch):
+    """``docker kill``/``docker stop`` from outside while the daemon stays up: the exit code is
+    the signal's, not the work's; a kill by the container's own processes (no daemon event) is
+    the work's."""
+    kill = {"Action": "kill", "Actor": {"Attributes": {"signal": "9"}}}
+    stopped = _Container(None, {"StatusCode": 137}, [kill])
+    with pytest.raises(DaemonInterrupted, match=r"stopped from outside \(docker kill SIGKILL;"):
+        run_to_end(stopped, tmp_path / "run.log", timeout_s=60)
+    own = _Container(None, {"StatusCode": 137})
+    monkeypatch.setattr(own, "logs", lambda **kw: b"Killed\n", raising=False)
+    assert run_to_end(own, tmp_path / "run.log", timeout_s=60).exit_code == 137

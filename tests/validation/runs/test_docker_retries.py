@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 
 import pytest
 
@@ -44,17 +45,33 @@ def session(backend, git_repo, tmp_path):
         yield opened
 
 
-def _remove_running(backend, session, times: int, stop: threading.Event) -> None:
-    """Remove the session's running container (as ``docker rm -f`` does) ``times`` times."""
+def _remove_running(
+    backend, session, times: int, stop: threading.Event, hit: str = "remove"
+) -> None:
+    """Remove the session's running container (as ``docker rm -f`` does) ``times`` times; with
+    ``hit="kill"``, kill it (as ``docker kill`` does) instead."""
     wanted = {**label_filter("run"), "status": "running"}
     wanted["label"] = [*wanted["label"], f"{SESSION}={session.session_id}"]
     removed: set[str] = set()
     while len(removed) < times and not stop.is_set():
         for container in backend.client.containers.list(filters=wanted):
             if container.id not in removed and b"started" in container.logs():
-                container.remove(force=True)
+                container.kill() if hit == "kill" else container.remove(force=True)
                 removed.add(container.id)
         time.sleep(0.2)
+
+
+def _run_hit(backend, session, tmp_path, hit: str, times: int = 1, code: str = SLEEPER):
+    """``code`` run in ``session`` while its container is hit ``times`` times."""
+    stop = threading.Event()
+    args = (backend, session, times, stop, hit)
+    hitter = threading.Thread(target=_remove_running, args=args)
+    hitter.start()
+    try:
+        return session.run(["python", "-c", code], tmp_path / "run.log", 120)
+    finally:
+        stop.set()
+        hitter.join()
 
 
 def test_a_removed_container_is_run_again(backend, session, tmp_path, caplog):
@@ -70,6 +87,7 @@ def test_a_removed_container_is_run_again(backend, session, tmp_path, caplog):
     assert completed.exit_code == 0 and not completed.timed_out
     assert (tmp_path / "run.log").read_text().split() == ["started", "finished"]
     assert len(session.containers) == 2  # the removed one, then the one that finished
+    assert completed.interruptions == 1  # what the run's record says
     warnings = [r.getMessage() for r in caplog.records]
     assert (
         len(warnings) == 1 and "test run run.log: interrupted by the Docker daemon" in warnings[0]
@@ -87,6 +105,40 @@ def test_a_run_interrupted_every_time_ends_with_the_reason(backend, session, tmp
         stop.set()
         remover.join()
     assert len(session.containers) == 3
+
+
+def test_a_container_killed_from_outside_is_run_again(backend, session, tmp_path, caplog):
+    """``docker kill`` while the daemon stays up: the 137 is the kill's, not the tests'."""
+    with caplog.at_level(logging.WARNING, logger="validation.environments.docker_engine"):
+        completed = _run_hit(backend, session, tmp_path, "kill")
+    assert completed.exit_code == 0 and not completed.timed_out
+    assert (tmp_path / "run.log").read_text().split() == ["started", "finished"]
+    assert len(session.containers) == 2 and completed.interruptions == 1
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert "stopped from outside (docker kill SIGKILL; exit code 137)" in warning, warning
+
+
+def test_a_run_killed_from_outside_every_time_ends_with_the_reason(backend, session, tmp_path):
+    with pytest.raises(DaemonInterrupted, match=r"3 times; last: .* stopped from outside"):
+        _run_hit(backend, session, tmp_path, "kill", times=3)
+    assert len(session.containers) == 3
+
+
+KILLS_ITSELF = "import os; print('started', flush=True); os.kill(os.getpid(), 9)"
+HOARDS = "h = []\nwhile True:\n    h.append(bytearray(16 * 2**20))\n"
+
+
+def test_a_run_killed_by_its_own_code_or_its_memory_limit_is_a_result(backend, git_repo, tmp_path):
+    """A kill no one sent through the daemon ends the work itself: the tests' result."""
+    small = DockerBackend(backend.work_dir, DockerConfig(memory="128m"))  # the same image
+    environment = small.prepare(EnvironmentSpec(docker_support.PYTHON, ()))
+    base = git_repo.commit({"README": "r\n"})
+    with small.session(environment, git_repo.path / ".git", base, tmp_path / "run") as opened:
+        for code in (KILLS_ITSELF, HOARDS):
+            completed = opened.run(["python", "-c", code], tmp_path / "run.log", 120)
+            assert completed.exit_code == 137 and not completed.timed_out, code
+            assert completed.interruptions == 0, code
+    assert len(opened.containers) == 2  # one each: neither was run again
 
 
 SLOW_FIX = FIXED.replace(
@@ -147,6 +199,44 @@ def test_a_daemon_restarted_mid_validation_is_a_retry_not_a_test_failure(make_ca
         container.remove(force=True)
 
 
+def _kill_when_running(
+    client, says: bytes, killed: list[str], stop: threading.Event, kind: str = "run"
+) -> None:
+    """``docker kill`` the container of ``kind`` that says ``says``, once."""
+    while not stop.is_set() and not killed:
+        for container in client.containers.list(
+            filters={**label_filter(kind), "status": "running"}
+        ):
+            if says in container.logs():
+                container.kill()
+                killed.append(container.id)
+                return
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("backend", ["docker"])
+def test_a_run_killed_from_outside_is_counted_in_the_instance(make_case):
+    client = docker_support.engine()
+    marker = f"swt-fixed-code-running-{uuid.uuid4().hex[:12]}"  # this test's container alone
+    fix = SLOW_FIX.replace("swt-fixed-code-running", marker)
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(
+        target=_kill_when_running, args=(client, marker.encode(), killed, stop)
+    )
+    killer.start()
+    try:
+        outcome = make_case({"tests/test_pkg.py": ADD_TEST}, {"pkg/__init__.py": fix})
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "the fixed code never ran in a container"
+    assert outcome.verdict.kept, outcome.verdict
+    assert outcome.output.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
+    assert outcome.output.run_metadata["daemon_interruptions"] == "1"
+    counted = {f"{run.side}-{run.daemon_interruptions}" for run in runs_of(outcome)}
+    assert counted == {"before-0", "after-1"}  # the run the kill hit, in runs.jsonl too
+
+
 def test_a_daemon_restarted_mid_build_builds_the_image_again(tmp_path, caplog):
     client = docker_support.engine()
     docker_support.base_image()
@@ -183,4 +273,38 @@ def test_a_daemon_restarted_mid_build_builds_the_image_again(tmp_path, caplog):
     for container in client.containers.list(all=True, filters=label_filter("build")):
         if container.labels.get(SPEC_LABEL) == marker:  # the stopped build the daemon left
             container.remove(force=True)
+    client.images.remove(image.id, force=True)
+
+
+def test_a_build_killed_from_outside_builds_the_image_again(tmp_path, caplog):
+    client = docker_support.engine()
+    docker_support.base_image()
+    marker = f"swt-build-running-{uuid.uuid4().hex[:12]}"
+    repo = GitRepo(tmp_path / "project")
+    spec = EnvironmentSpec(
+        docker_support.PYTHON,
+        (),
+        project=repo.path / ".git",
+        project_commit=repo.commit(
+            {"pyproject.toml": PROJECT.format(version="0.1"), "pkg/__init__.py": ""}
+        ),
+        pre_install=(f"echo {marker}; sleep 4",),
+        label=marker,
+    )  # a new image: its build really runs
+    stop, killed = threading.Event(), []
+    args = (client, marker.encode(), killed, stop, "build")
+    killer = threading.Thread(target=_kill_when_running, args=args)
+    killer.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="validation.environments.docker_engine"):
+            environment = DockerBackend(tmp_path / "work", DockerConfig()).prepare(spec)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "the build never started"
+    image = client.images.get(environment.tag)
+    assert image.labels[KIND] == "environment" and image.id == environment.image_id
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert warning.startswith("environment image ") and "trying again (2 of 3)" in warning
+    assert "stopped from outside (docker kill SIGKILL" in warning, warning
     client.images.remove(image.id, force=True)

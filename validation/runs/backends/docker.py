@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import math
@@ -28,6 +29,7 @@ from validation.environments.docker_environments import (
     WORKDIR,
     DockerEnvironment,
     DockerEnvironments,
+    limits,
 )
 from validation.environments.environment import EnvironmentSpec, merge_env
 from validation.environments.images import SUITES
@@ -74,10 +76,16 @@ class DockerSession(Session):
 
     def run(self, command: list[str], log_path: Path, timeout_s: float) -> Completed:
         """One run in a new container; tried again in a new one when the daemon interrupts it
-        (a restart, the container removed under it): that is no result of the tests."""
-        return with_retries(
-            lambda: self._run_once(command, log_path, timeout_s), f"test run {log_path.name}"
-        )
+        (a restart, the container removed or stopped under it): that is no result of the
+        tests. The result counts the interrupted tries (``interruptions``)."""
+        tries: list[None] = []
+
+        def once() -> Completed:
+            tries.append(None)
+            return self._run_once(command, log_path, timeout_s)
+
+        completed = with_retries(once, f"test run {log_path.name}")
+        return dataclasses.replace(completed, interruptions=len(tries) - 1)
 
     def _run_once(self, command: list[str], log_path: Path, timeout_s: float) -> Completed:
         guard = str(math.ceil(timeout_s) + _KILL_MARGIN_S)
@@ -88,11 +96,7 @@ class DockerSession(Session):
             environment=self._env(),
             network_mode="bridge" if self.network else "none",
             labels=labels("run", session=self.session_id),
-            mem_limit=self.settings.memory,
-            memswap_limit=self.settings.memory,
-            pids_limit=self.settings.pids_limit,
-            nano_cpus=int(self.settings.cpus * 1e9),
-            security_opt=["no-new-privileges"],
+            **limits(self.settings),
             detach=True,
         )
         self.containers.append(container.id)
