@@ -12,6 +12,10 @@ XFAIL_EXCLUDED = "xfail_excluded"
 REFERENCE_EMPTY = "reference_empty"
 """The reference lists of the instance are both empty while ours are not: its run aborted
 (e.g. a pytest collection error) before it reported any test."""
+REFERENCE_LIST_EMPTY = "reference_list_empty"
+"""One reference list is empty while the other is not, and ours lists tests there: a reference
+``PASS_TO_PASS`` with no test at all, although the touched files hold tests that pass before
+and after the fix in our runs — the reference gives nothing to compare them with."""
 COLLECTION_ABORT = "collection_abort"
 """The reference's pytest run stopped part way (a collection error without
 ``--continue-on-collection-errors``, or an INTERNALERROR): the tests of the files it never
@@ -36,6 +40,7 @@ CAUSES = (
     JUNK_ID,
     XFAIL_EXCLUDED,
     REFERENCE_EMPTY,
+    REFERENCE_LIST_EMPTY,
     COLLECTION_ABORT,
     SYMPY_LAST_TEST,
     NEEDS_NETWORK,
@@ -80,11 +85,13 @@ def extra_cause(
     collection_abort: str = "",
     sympy_last: str = "",
     cut_collision: str = "",
+    list_empty: str = "",
 ) -> tuple[str, str]:
     """The cause (and its evidence) of one of our ids the reference list lacks;
     ``collection_abort``, ``sympy_last`` and ``cut_collision`` are the evidence of
     :func:`builder.compare.aborts.collection_aborts`, :func:`sympy_last_tests` and
-    :func:`cut_collisions` for it."""
+    :func:`cut_collisions` for it; ``list_empty`` names the reference list, empty while the
+    other is not, that the id is missing from."""
     if reference_empty:
         return REFERENCE_EMPTY, "FAIL_TO_PASS and PASS_TO_PASS of the reference are both empty"
     if collection_abort:
@@ -93,6 +100,8 @@ def extra_cause(
         return SYMPY_LAST_TEST, sympy_last
     if cut_collision:
         return CUT_COLLISION, cut_collision
+    if list_empty:
+        return REFERENCE_LIST_EMPTY, f"the reference's {list_empty} is empty, its other list not"
     return UNEXPLAINED, ""
 
 

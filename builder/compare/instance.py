@@ -102,6 +102,7 @@ def compare_labels(
                     collection_abort=aborts.get((name, "extra", key), ""),
                     sympy_last=sympy_last.get(ours[name][key], ""),
                     cut_collision=collisions.get(key, ""),
+                    list_empty="" if reference[name] else name,
                 ),
             )
             for key in sorted(extra[name])

@@ -146,7 +146,8 @@ def test_ids_one_up_to_their_first_space_are_a_named_cut_collision() -> None:
     assert extra["evidence"].endswith("listed in its PASS_TO_PASS")
     # one id of ours alone with that cut is not a collision
     alone = make_instance(FAIL_TO_PASS=(f"{path}[foo, bar{{1,3}}-expected3]",), PASS_TO_PASS=())
-    (extra,) = _labels(alone, (), (f"{path}[foo,",))["FAIL_TO_PASS"]["extra"]
+    other = ("tests/config/test_config.py::test_csv_regex_error",)
+    (extra,) = _labels(alone, other, (f"{path}[foo,",))["FAIL_TO_PASS"]["extra"]
     assert extra["cause"] == causes.UNEXPLAINED
 
 
@@ -195,6 +196,14 @@ def test_an_xfail_test_we_exclude_is_named_with_its_evidence() -> None:
 def test_empty_reference_lists_name_the_aborted_run() -> None:
     extra = _labels(make_instance(), (), ())["FAIL_TO_PASS"]["extra"]
     assert [item["cause"] for item in extra] == [causes.REFERENCE_EMPTY]
+
+
+def test_an_empty_reference_pass_to_pass_names_our_extra_ones() -> None:
+    labels = _labels(make_instance(), pass_to_pass=())
+    extra = labels["PASS_TO_PASS"]["extra"]
+    assert [item["cause"] for item in extra] == [causes.REFERENCE_LIST_EMPTY] * len(P2P)
+    assert extra[0]["evidence"] == "the reference's PASS_TO_PASS is empty, its other list not"
+    assert labels["FAIL_TO_PASS"]["exact"]
 
 
 def test_real_records_junk_progress_column_and_sympy_names() -> None:
