@@ -17,7 +17,8 @@ def render(totals: dict[str, Totals], with_decisions: bool) -> str:
     lines = _aligned([_COLUMNS, *rows])
     every = totals.get(ALL, Totals())
     lines += ["", "differing ids by cause:"]
-    lines += [f"  {cause:<16} {every.causes[cause]}" for cause in causes.CAUSES]
+    width = max(map(len, causes.CAUSES))
+    lines += [f"  {cause:<{width}} {every.causes[cause]}" for cause in causes.CAUSES]
     if with_decisions:
         lines += ["", "keep/drop decisions:"]
         lines += [f"  {name:<18} {every.decisions[name]}" for name in decisions.DECISIONS]
