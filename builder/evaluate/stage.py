@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,9 @@ from validation.runs.runners import Runner, make_runner
 from validation.stage import ValidateStage, measurable
 
 STAGE = "evaluate"
-EVALUATION_VERSION = 7
-"""Bump when how predictions are run or scored changes: it is part of every result key."""
+EVALUATION_VERSION = 8
+"""Bump when how predictions are run or scored changes: it is part of every result key.
+8: ΔC credits only the lines the prediction's own tests execute (per-test contexts)."""
 ERROR = "evaluation error: "
 """How a score names a failure of the evaluation itself (not of the prediction)."""
 BASELINE = "evaluate-baseline"
@@ -114,6 +116,7 @@ class EvaluateStage(Stage):
         )
         if not prepared.applicable:
             return self._result(record, prepared=prepared, logs=logs)
+        changes = _changes(prepared, read)
         try:
             resolution = self.environments.resolve(instance, mirror)
             spec = self._measurable(resolution.spec)
@@ -144,7 +147,7 @@ class EvaluateStage(Stage):
                     record, prepared, session, runner, files, logs, lines, spec, measured
                 )
                 if not isinstance(runs, str) and record.mutants:
-                    scored = generated(sorted(runs[1].tests), _changes(prepared, read))
+                    scored = generated(sorted(runs[1].tests), changes)
                     killed = self._mutation(
                         record, fixed, targets, session, runner, files, logs, spec, runs[1], scored
                     )
@@ -152,8 +155,9 @@ class EvaluateStage(Stage):
             shutil.rmtree(run_dir, ignore_errors=True)
         if isinstance(runs, str):
             return self._result(record, prepared, runs, logs=logs)
-        transitions = _transitions(runs, _changes(prepared, read))
-        delta = self._delta_coverage(instance, measured) if lines is not None else None
+        transitions = _transitions(runs, changes)
+        credit = _credit(runner, changes, files)
+        delta = self._delta_coverage(instance, measured, credit) if lines is not None else None
         return self._result(
             record,
             prepared,
@@ -161,6 +165,7 @@ class EvaluateStage(Stage):
             runs=runs,
             logs=logs,
             coverage=delta,
+            coverage_upper_bound=delta is not None and credit.upper_bound,
             mutants=killed if record.mutants else (),
         )
 
@@ -219,20 +224,16 @@ class EvaluateStage(Stage):
         return measurable(spec, self.settings.coverage)
 
     def _delta_coverage(
-        self, instance: Candidate, measured: Mapping[str, coverage.Measured | None]
+        self,
+        instance: Candidate,
+        measured: Mapping[str, coverage.Measured | None],
+        credit: Credit,
     ) -> float | None:
-        """ΔC: the share of the instance's executable patch lines the prediction's test runs
-        execute, on the side where each line lives (None: no executable line, or a run wrote
-        no coverage report)."""
+        """ΔC: the share of the instance's executable patch lines that the prediction's tests
+        execute (``credit``: which lines of a run count), on the side where each line lives
+        (None: no executable line, or a run wrote no coverage report)."""
         executable = self._baseline(instance)
-        if not executable or any(measured.get(side) is None for side in ("before", "after")):
-            return None
-        hit = sum(
-            1
-            for side, path, line in executable
-            if line in measured[side].executed.get(path, ())  # type: ignore[union-attr]
-        )
-        return round(hit / len(executable), 6)
+        return delta_coverage(executable, measured, credit)
 
     def _baseline(self, instance: Candidate) -> list[tuple[str, str, int]] | None:
         """The instance's executable patch lines — executed by its existing or golden tests on
@@ -322,6 +323,7 @@ class EvaluateStage(Stage):
         runs: tuple[RunResult, ...] = (),
         logs: Path,
         coverage: float | None = None,
+        coverage_upper_bound: bool = False,
         mutants: tuple[MutantResult, ...] = (),
     ) -> Outcome:
         prepared = prepared or PreparedPatch()
@@ -335,6 +337,7 @@ class EvaluateStage(Stage):
             edits_code=prepared.edits_code,
             transitions=transitions or [],
             coverage=coverage,
+            coverage_upper_bound=coverage_upper_bound and not reason,
             mutants=len(mutants),
             mutants_killed=sum(1 for m in mutants if m.killed_by),
             mutants_equivalent=sum(1 for m in mutants if m.equivalent),
@@ -351,6 +354,59 @@ class EvaluateStage(Stage):
             mutants=mutants,
         )
         return Outcome.keep(STAGE, result)
+
+
+@dataclasses.dataclass(frozen=True)
+class Credit:
+    """Which lines of a measured run count for the prediction in ΔC.
+
+    ``changes`` (per-test contexts): a line counts when a test the prediction wrote — new, or
+    whose definition it changed (``generated``) — is among the tests that executed it; lines
+    run outside every test (imports during collection) run once whether or not the
+    prediction's tests are added, and do not count. None: every line the run executed counts
+    (a runner without per-test contexts, or repro scripts, which are all the prediction's).
+    ``upper_bound``: the whole run counted although it ran tests that are not the
+    prediction's (a test file it changed but did not add), so ΔC may be too high."""
+
+    changes: Mapping[str, set[str] | None] | None
+    upper_bound: bool = False
+
+    def lines(self, measured: coverage.Measured) -> Mapping[str, Collection[int]]:
+        """The lines of ``measured`` that count, per file."""
+        if self.changes is None:
+            return measured.executed
+        changes = self.changes
+        return {
+            path: {line for line, tests in contexts.items() if generated(tests, changes)}
+            for path, contexts in measured.contexts.items()
+        }
+
+
+def delta_coverage(
+    executable: Sequence[tuple[str, str, int]] | None,
+    measured: Mapping[str, coverage.Measured | None],
+    credit: Credit,
+) -> float | None:
+    """ΔC: the share of the ``executable`` patch lines (side, path, line) whose side's run
+    (``measured``) executes them in a way ``credit`` counts; None when there is no executable
+    line or a side's run wrote no coverage report."""
+    if not executable or any(measured.get(side) is None for side in ("before", "after")):
+        return None
+    counted = {side: credit.lines(run) for side, run in measured.items() if run is not None}
+    hit = sum(1 for side, path, line in executable if line in counted[side].get(path, ()))
+    return round(hit / len(executable), 6)
+
+
+def _credit(runner: Runner, changes: Mapping[str, set[str] | None], files: list[str]) -> Credit:
+    """How a prediction's runs are credited in ΔC: per test where the runner records each
+    test's id as the coverage context (pytest, through our plugin); otherwise the whole run,
+    an upper bound when one of ``files`` existed before the prediction (``changes`` names its
+    changed definitions) — its other tests ran too. Repro scripts are all the prediction's."""
+    if isinstance(runner, ScriptRunner):
+        return Credit(None)
+    if runner.context_options(coverage.CONTEXT_PLUGIN) is not None:
+        return Credit(changes)
+    return Credit(None, upper_bound=any(changes.get(path) is not None for path in files))
 
 
 def mutation_lines(
