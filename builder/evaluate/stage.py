@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from builder.core import __version__
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.files import inside
-from builder.core.gitutil import git
+from builder.core.gitutil import file_reader
 from builder.core.pipeline import Outcome, Stage
 from builder.core.records import Candidate, RunResult, TestStatus
 from builder.core.repos import RepoUnavailable
 from builder.core.store import ResultStore, result_key
 from builder.evaluate import fuzzy_diff, mutation
-from builder.evaluate.generated_tests import changed_definitions, generated
 from builder.evaluate.metrics import InstanceScore, Transition
 from builder.evaluate.prediction_patch import PreparedPatch, prepare
 from builder.evaluate.records import EvalResult, EvalTask, MutantResult
 from builder.evaluate.scripts import ScriptRunner
 from builder.evaluate.unified import unified_diff
 from validation import coverage
+from validation.coverage.credit import Credit, credit_for, delta_coverage
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.environments.specs import SpecError
 from validation.grading import Verdict, verdict_of
@@ -34,6 +33,7 @@ from validation.runs.generated import place_generated
 from validation.runs.patches import PatchError, runnable_test_files
 from validation.runs.runners import Runner, make_runner
 from validation.stage import ValidateStage, measurable
+from validation.test_changes import generated, patch_changes
 
 STAGE = "evaluate"
 EVALUATION_VERSION = 8
@@ -106,7 +106,7 @@ class EvaluateStage(Stage):
             mirror = self.repos.mirror(instance.repo, instance.base_commit)
         except RepoUnavailable as error:
             return self._result(record, not_applicable=f"{ERROR}{error}", logs=logs)
-        read = _reader(mirror, instance.base_commit)
+        read = file_reader(mirror, instance.base_commit)
         prepared = prepare(
             instance.test_patch if record.gold else record.patch,
             read,
@@ -116,7 +116,7 @@ class EvaluateStage(Stage):
         )
         if not prepared.applicable:
             return self._result(record, prepared=prepared, logs=logs)
-        changes = _changes(prepared, read)
+        changes = patch_changes(read, prepared.new_texts)
         try:
             resolution = self.environments.resolve(instance, mirror)
             spec = self._measurable(resolution.spec)
@@ -356,57 +356,12 @@ class EvaluateStage(Stage):
         return Outcome.keep(STAGE, result)
 
 
-@dataclasses.dataclass(frozen=True)
-class Credit:
-    """Which lines of a measured run count for the prediction in ΔC.
-
-    ``changes`` (per-test contexts): a line counts when a test the prediction wrote — new, or
-    whose definition it changed (``generated``) — is among the tests that executed it; lines
-    run outside every test (imports during collection) run once whether or not the
-    prediction's tests are added, and do not count. None: every line the run executed counts
-    (a runner without per-test contexts, or repro scripts, which are all the prediction's).
-    ``upper_bound``: the whole run counted although it ran tests that are not the
-    prediction's (a test file it changed but did not add), so ΔC may be too high."""
-
-    changes: Mapping[str, set[str] | None] | None
-    upper_bound: bool = False
-
-    def lines(self, measured: coverage.Measured) -> Mapping[str, Collection[int]]:
-        """The lines of ``measured`` that count, per file."""
-        if self.changes is None:
-            return measured.executed
-        changes = self.changes
-        return {
-            path: {line for line, tests in contexts.items() if generated(tests, changes)}
-            for path, contexts in measured.contexts.items()
-        }
-
-
-def delta_coverage(
-    executable: Sequence[tuple[str, str, int]] | None,
-    measured: Mapping[str, coverage.Measured | None],
-    credit: Credit,
-) -> float | None:
-    """ΔC: the share of the ``executable`` patch lines (side, path, line) whose side's run
-    (``measured``) executes them in a way ``credit`` counts; None when there is no executable
-    line or a side's run wrote no coverage report."""
-    if not executable or any(measured.get(side) is None for side in ("before", "after")):
-        return None
-    counted = {side: credit.lines(run) for side, run in measured.items() if run is not None}
-    hit = sum(1 for side, path, line in executable if line in counted[side].get(path, ()))
-    return round(hit / len(executable), 6)
-
-
 def _credit(runner: Runner, changes: Mapping[str, set[str] | None], files: list[str]) -> Credit:
-    """How a prediction's runs are credited in ΔC: per test where the runner records each
-    test's id as the coverage context (pytest, through our plugin); otherwise the whole run,
-    an upper bound when one of ``files`` existed before the prediction (``changes`` names its
-    changed definitions) — its other tests ran too. Repro scripts are all the prediction's."""
+    """How a prediction's runs are credited in ΔC (``credit_for``: per test under pytest,
+    whole runs otherwise); repro scripts are all the prediction's."""
     if isinstance(runner, ScriptRunner):
         return Credit(None)
-    if runner.context_options(coverage.CONTEXT_PLUGIN) is not None:
-        return Credit(changes)
-    return Credit(None, upper_bound=any(changes.get(path) is not None for path in files))
+    return credit_for(runner, changes, files)
 
 
 def mutation_lines(
@@ -450,29 +405,6 @@ def _key_input(record: EvalTask) -> dict[str, Any]:
         data["patch"] = ""
         data["patch_not_utf8"] = raw.decode("utf-8", "backslashreplace")
     return data
-
-
-def _reader(mirror: Path, commit: str):
-    """A file's text at ``commit`` (None when it is not there), read from the mirror."""
-    listed = set(git("ls-tree", "-r", "--name-only", commit, cwd=mirror).splitlines())
-
-    def read(path: str) -> str | None:
-        if path not in listed:
-            return None
-        return git("show", f"{commit}:{path}", cwd=mirror)
-
-    return read
-
-
-def _changes(
-    prepared: PreparedPatch, read: Callable[[str], str | None]
-) -> dict[str, set[str] | None]:
-    """The definitions the prediction changed, per test file it leaves in place."""
-    return {
-        path: changed_definitions(read(path), text)
-        for path, text in prepared.new_texts.items()
-        if text is not None
-    }
 
 
 def _side(status: TestStatus | None) -> str:
