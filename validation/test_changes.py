@@ -3,8 +3,10 @@
 A test counts as the patch's when its file is new, or when an added or changed line of the file
 (as the patch leaves it) lies inside the test's function, its class, or their decorators. Tests
 of the file the patch left as they were are context: they run (the whole file runs) but are not
-the patch's: the evaluation scores a prediction's, and credits it with their lines in ΔC.
-Test ids are our runners' (``path::Class::name[params]``).
+the patch's. One rule for a prediction's tests (the evaluation scores and credits only those)
+and for the golden test patch's (validation's golden ΔC credits only those), so that the golden
+tests evaluated as a prediction score what validation recorded. Test ids are our runners'
+(``path::Class::name[params]``).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from builder.evaluate.records import EvalResult, EvalTask, MutantResult
 from builder.evaluate.scripts import ScriptRunner
 from builder.evaluate.unified import unified_diff
 from validation import coverage
+from validation.coverage.credit import VERSION as CREDIT_VERSION
 from validation.coverage.credit import Credit, credit_for, delta_coverage
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.environments.specs import SpecError
@@ -37,7 +38,8 @@ from validation.test_changes import generated, patch_changes
 
 STAGE = "evaluate"
 EVALUATION_VERSION = 8
-"""Bump when how predictions are run or scored changes: it is part of every result key.
+"""Bump when how predictions are run or scored changes: it is part of every result key
+(which lines count for the prediction's tests in ΔC: ``CREDIT_VERSION``, beside it).
 8: ΔC credits only the lines the prediction's own tests execute (per-test contexts)."""
 ERROR = "evaluation error: "
 """How a score names a failure of the evaluation itself (not of the prediction)."""
@@ -76,6 +78,7 @@ class EvaluateStage(Stage):
     def fingerprint(self) -> Any:
         return {
             "evaluation": EVALUATION_VERSION,
+            "coverage_credit": CREDIT_VERSION,
             "timeout_s": self.settings.timeout_s,
             "coverage": self.settings.coverage,
             "backend": self.backend.fingerprint(),

@@ -1,4 +1,6 @@
-"""Which executed lines count for a patch's tests in ΔC (the evaluation's, for a prediction).
+"""Which executed lines count for a patch's tests in ΔC — the golden tests' (validation's golden
+coverage) and a prediction's (the evaluation's ΔC) alike, so that the golden tests evaluated
+as a prediction reproduce the golden coverage validation recorded.
 
 REFERENCE.md counts the executable patch lines executed *more often once T is added*; with
 coverage.py's line sets that is a line one of T's tests executes. T is the tests the patch
@@ -17,6 +19,11 @@ from collections.abc import Collection, Mapping, Sequence
 from validation.coverage import CONTEXT_PLUGIN, Measured
 from validation.runs.runners import Runner
 from validation.test_changes import generated
+
+VERSION = 1
+"""Bump when which lines count for a patch's tests changes: part of the result keys of
+validation (when it measures coverage) and of the evaluation.
+1: only the lines the patch's own tests execute (per-test contexts), not collection's."""
 
 
 @dataclasses.dataclass(frozen=True)

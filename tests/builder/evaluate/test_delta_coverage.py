@@ -1,5 +1,6 @@
 """ΔC credits the lines the prediction's own tests execute, not those of the tests beside them
-in the files it changed — real runs of a fixture dataset through the local backend."""
+in the files it changed — real runs of fixture datasets through the local backend — and so
+does validation's golden coverage: the golden tests as a prediction score what it recorded."""
 
 import json
 
@@ -34,6 +35,7 @@ ADDS_A_TEST = (
     "--- a/tests/test_pkg.py\n+++ b/tests/test_pkg.py\n@@ -9,1 +9,5 @@\n     pass\n"
     "+\n+\n+def test_add():\n+    assert add(1, 2) == 3\n"
 )
+ADDS_A_TEST_ONLY = "\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 CHANGES_A_TEST = (
     "--- a/tests/test_pkg.py\n+++ b/tests/test_pkg.py\n@@ -8,2 +8,2 @@\n"
     " def test_add_later():\n-    pass\n+    assert add(1, 2) == 3\n"
@@ -101,6 +103,27 @@ def test_only_the_tests_a_prediction_writes_or_changes_are_credited(dataset, tmp
         assert score["coverage"] == 0.5, n
         assert score["coverage_upper_bound"] is False
     assert summary.coverage == 50.0
+
+
+LIMITED = "LIMIT = 1\n\n\n" + CODE  # a line run at import: while pytest collects
+LIMITED_FIXED = "LIMIT = 2\n\n\n" + FIXED
+
+
+def test_gold_reproduces_the_golden_coverage_validation_recorded(tmp_path):
+    """The golden test patch adds test_add to a file whose test_double_runs already runs
+    double's fixed line: validation credits the golden tests with add's line only (not
+    double's, nor LIMIT's, run at import), and the golden tests evaluated as a prediction
+    score exactly that."""
+    directory, config, validated = _validated_release(
+        tmp_path, LIMITED, LIMITED_FIXED, TESTS, TESTS + ADDS_A_TEST_ONLY, (1,)
+    )
+    assert validated.golden_coverage == round(2 / 6, 6)  # add's line of six, on each side
+    request = Request(dataset=str(directory), predictions="gold", run_id="gold")
+    evaluate(request, config, echo=lambda _: None)
+    out = config.output_dir / "evaluations" / "gold" / "instances" / "fixture__pair-1.json"
+    score = json.loads(out.read_text())["score"]
+    assert score["coverage"] == validated.golden_coverage
+    assert score["coverage_upper_bound"] is False
 
 
 def test_repro_scripts_are_credited_whole():
