@@ -19,7 +19,7 @@ from builder.core import __version__
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.diffs import parse_patch
 from builder.core.files import atomic_write_text, inside
-from builder.core.gitutil import git
+from builder.core.gitutil import file_reader, git
 from builder.core.pipeline import Outcome, Stage, WorkerStage
 from builder.core.records import (
     Candidate,
@@ -34,6 +34,7 @@ from builder.core.repos import RepoCache, RepoUnavailable
 from builder.core.store import result_key
 from validation import coverage
 from validation.codebase import codebase_size
+from validation.coverage import credit
 from validation.environments import metadata, test_imports
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.environments.interpreters import PYTHON_RELEASES
@@ -51,10 +52,12 @@ from validation.runs.patches import (
     unsafe_patch_paths,
 )
 from validation.runs.runners import Runner, make_runner
+from validation.test_changes import patch_changes
 
 STAGE = "validate"
 GRADING_VERSION = 5
-"""Bump when how runs are graded or measured changes: it is part of every result key."""
+"""Bump when how runs are graded or measured changes: it is part of every result key (which
+lines count for the golden tests in golden ΔC: ``credit.VERSION``)."""
 
 _LOCATION_SETTINGS = {
     "backend", "spec_dirs", "spec_files", "bundled_specs", "bundled_spec_dir",
@@ -96,6 +99,9 @@ class _Runs:
     before: list[RunResult]
     after: list[RunResult]
     measured: dict[str, list[coverage.Measured | None]]
+    changes: Mapping[str, set[str] | None] = dataclasses.field(default_factory=dict)
+    """The definitions the test patch changed, per file it leaves in place (None: all of a
+    file; ``validation.test_changes``): whose lines are the golden tests' in golden ΔC."""
 
 
 class ValidateStage(Stage):
@@ -146,6 +152,7 @@ class ValidateStage(Stage):
             fingerprint["test_imports"] = test_imports.VERSION
         if self.settings.coverage:  # results without coverage do not depend on how it measures
             fingerprint["coverage_measure"] = [coverage.MEASURE_VERSION, coverage.RUNTIME.digest]
+            fingerprint["coverage_credit"] = credit.VERSION
         return fingerprint
 
     def key(self, record: Candidate) -> str:
@@ -354,6 +361,7 @@ class ValidateStage(Stage):
         record = job.record
         with contextlib.ExitStack() as stack:
             sessions: dict[str, Session] = {}
+            changes: dict[str, set[str] | None] = {}
             for side in SIDES:
                 session = stack.enter_context(
                     self._session(job, environment, mirror, run_dir / f"golden-{side}")
@@ -364,6 +372,8 @@ class ValidateStage(Stage):
                     return Outcome.drop(
                         STAGE, DropReason.TEST_PATCH_DOES_NOT_APPLY, error=str(error)
                     )
+                if side == "before" and job.lines is not None:  # for golden ΔC
+                    changes = _test_changes(job, mirror, session.tree)
                 try:
                     session.apply(record.patch, "golden patch", check_only=side == "before")
                 except PatchError as error:
@@ -384,6 +394,7 @@ class ValidateStage(Stage):
                 [first["before"][0][0]],
                 [first["after"][0][0]],
                 {side: [first[side][0][1]] for side in SIDES},
+                changes,
             )
             if not result.after[0].tests:
                 last = result.after[0]
@@ -580,9 +591,14 @@ class ValidateStage(Stage):
                 log=str(job.logs / f"{missing[0]}.log"),
             )
         measured_golden = {side: list(items) for side, items in golden.measured.items()}
-        change = coverage.change_coverage(job.lines, measured_golden, existing.measured)
+        credited = credit.credit_for(job.runner, golden.changes, job.files)
+        change = coverage.change_coverage(
+            job.lines, measured_golden, existing.measured, credited.lines
+        )
+        change = dataclasses.replace(change, golden_upper_bound=credited.upper_bound)
         report = {
             "golden_coverage": change.golden,
+            "golden_coverage_upper_bound": change.golden_upper_bound,
             "existing_coverage": change.existing,
             "patch_lines": {
                 "removed": {path: sorted(lines) for path, lines in job.lines.removed.items()},
@@ -633,6 +649,8 @@ class ValidateStage(Stage):
         }
         if change is not None:
             metadata["existing_coverage"] = str(change.existing)
+            if change.golden_upper_bound:
+                metadata["golden_coverage_upper_bound"] = "true"
         if graded.expected:
             metadata["expected_outcome_tests"] = json.dumps(list(graded.expected))
         uncollected = {
@@ -937,6 +955,30 @@ def _json_list(data: bytes | None) -> list[str]:
 
 def _failed(packages: Sequence[str]) -> dict[str, str]:
     return {"test_requirements_failed": json.dumps(list(packages))} if packages else {}
+
+
+def _test_changes(job: _Job, mirror: Path, tree: Path) -> dict[str, set[str] | None]:
+    """The definitions the test patch changed in each test file that runs, read as the
+    evaluation reads a prediction's (the base commit's file from the mirror) against the file
+    as the patch left it in ``tree``; None: every test of the file (new, or unparsable)."""
+    read = file_reader(mirror, job.record.base_commit)
+
+    def old(path: str) -> str | None:
+        try:
+            return read(path)
+        except UnicodeDecodeError:  # not UTF-8 text: no definition can be told apart
+            return None
+
+    return patch_changes(old, {path: _read(tree, path) for path in job.files})
+
+
+def _read(tree: Path, path: str) -> str | None:
+    """A file of a checkout (a patch applied there has checked that no link leads out of it);
+    None when it is not there."""
+    try:
+        return (tree / path).read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
 
 
 def _text(path: Path) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from builder.core.errors import SwtError
@@ -34,3 +35,16 @@ def git(*args: str, cwd: Path | None = None, input_text: str | None = None, chec
     if check and completed.returncode != 0:
         raise GitError(list(args), completed.returncode, completed.stderr)
     return completed.stdout
+
+
+def file_reader(repo: Path, commit: str) -> Callable[[str], str | None]:
+    """A reader of the files at ``commit`` in ``repo`` (a mirror): a path's text, None when
+    the commit has no such file."""
+    listed = set(git("ls-tree", "-r", "--name-only", commit, cwd=repo).splitlines())
+
+    def read(path: str) -> str | None:
+        if path not in listed:
+            return None
+        return git("show", f"{commit}:{path}", cwd=repo)
+
+    return read

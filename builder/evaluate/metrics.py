@@ -55,6 +55,12 @@ class InstanceScore(BaseModel):
         "execute more often (0 when the prediction is missing or not applicable); None when the "
         "patch has no executable line",
     )
+    coverage_upper_bound: bool = Field(
+        default=False,
+        description="ΔC counts every line the predicted test files' runs executed, not only "
+        "those of the tests the prediction wrote: its runner records no per-test coverage "
+        "(only pytest does) and it changed a test file that existed, so ΔC may be too high",
+    )
 
     mutants: int = Field(default=0, description="mutants of the fix tried (--mutation)")
     mutants_killed: int = Field(default=0, description="of them, killed by the scored tests")

@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from builder.core import __version__
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.files import inside
-from builder.core.gitutil import git
+from builder.core.gitutil import file_reader
 from builder.core.pipeline import Outcome, Stage
 from builder.core.records import Candidate, RunResult, TestStatus
 from builder.core.repos import RepoUnavailable
 from builder.core.store import ResultStore, result_key
 from builder.evaluate import fuzzy_diff, mutation
-from builder.evaluate.generated_tests import changed_definitions, generated
 from builder.evaluate.metrics import InstanceScore, Transition
 from builder.evaluate.prediction_patch import PreparedPatch, prepare
 from builder.evaluate.records import EvalResult, EvalTask, MutantResult
 from builder.evaluate.scripts import ScriptRunner
 from builder.evaluate.unified import unified_diff
 from validation import coverage
+from validation.coverage.credit import VERSION as CREDIT_VERSION
+from validation.coverage.credit import Credit, credit_for, delta_coverage
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.environments.specs import SpecError
 from validation.grading import Verdict, verdict_of
@@ -33,10 +34,13 @@ from validation.runs.generated import place_generated
 from validation.runs.patches import PatchError, runnable_test_files
 from validation.runs.runners import Runner, make_runner
 from validation.stage import ValidateStage, measurable
+from validation.test_changes import generated, patch_changes
 
 STAGE = "evaluate"
-EVALUATION_VERSION = 7
-"""Bump when how predictions are run or scored changes: it is part of every result key."""
+EVALUATION_VERSION = 8
+"""Bump when how predictions are run or scored changes: it is part of every result key
+(which lines count for the prediction's tests in ΔC: ``CREDIT_VERSION``, beside it).
+8: ΔC credits only the lines the prediction's own tests execute (per-test contexts)."""
 ERROR = "evaluation error: "
 """How a score names a failure of the evaluation itself (not of the prediction)."""
 BASELINE = "evaluate-baseline"
@@ -74,6 +78,7 @@ class EvaluateStage(Stage):
     def fingerprint(self) -> Any:
         return {
             "evaluation": EVALUATION_VERSION,
+            "coverage_credit": CREDIT_VERSION,
             "timeout_s": self.settings.timeout_s,
             "coverage": self.settings.coverage,
             "backend": self.backend.fingerprint(),
@@ -104,7 +109,7 @@ class EvaluateStage(Stage):
             mirror = self.repos.mirror(instance.repo, instance.base_commit)
         except RepoUnavailable as error:
             return self._result(record, not_applicable=f"{ERROR}{error}", logs=logs)
-        read = _reader(mirror, instance.base_commit)
+        read = file_reader(mirror, instance.base_commit)
         prepared = prepare(
             instance.test_patch if record.gold else record.patch,
             read,
@@ -114,6 +119,7 @@ class EvaluateStage(Stage):
         )
         if not prepared.applicable:
             return self._result(record, prepared=prepared, logs=logs)
+        changes = patch_changes(read, prepared.new_texts)
         try:
             resolution = self.environments.resolve(instance, mirror)
             spec = self._measurable(resolution.spec)
@@ -144,7 +150,7 @@ class EvaluateStage(Stage):
                     record, prepared, session, runner, files, logs, lines, spec, measured
                 )
                 if not isinstance(runs, str) and record.mutants:
-                    scored = generated(sorted(runs[1].tests), _changes(prepared, read))
+                    scored = generated(sorted(runs[1].tests), changes)
                     killed = self._mutation(
                         record, fixed, targets, session, runner, files, logs, spec, runs[1], scored
                     )
@@ -152,8 +158,9 @@ class EvaluateStage(Stage):
             shutil.rmtree(run_dir, ignore_errors=True)
         if isinstance(runs, str):
             return self._result(record, prepared, runs, logs=logs)
-        transitions = _transitions(runs, _changes(prepared, read))
-        delta = self._delta_coverage(instance, measured) if lines is not None else None
+        transitions = _transitions(runs, changes)
+        credit = _credit(runner, changes, files)
+        delta = self._delta_coverage(instance, measured, credit) if lines is not None else None
         return self._result(
             record,
             prepared,
@@ -161,6 +168,7 @@ class EvaluateStage(Stage):
             runs=runs,
             logs=logs,
             coverage=delta,
+            coverage_upper_bound=delta is not None and credit.upper_bound,
             mutants=killed if record.mutants else (),
         )
 
@@ -219,20 +227,16 @@ class EvaluateStage(Stage):
         return measurable(spec, self.settings.coverage)
 
     def _delta_coverage(
-        self, instance: Candidate, measured: Mapping[str, coverage.Measured | None]
+        self,
+        instance: Candidate,
+        measured: Mapping[str, coverage.Measured | None],
+        credit: Credit,
     ) -> float | None:
-        """ΔC: the share of the instance's executable patch lines the prediction's test runs
-        execute, on the side where each line lives (None: no executable line, or a run wrote
-        no coverage report)."""
+        """ΔC: the share of the instance's executable patch lines that the prediction's tests
+        execute (``credit``: which lines of a run count), on the side where each line lives
+        (None: no executable line, or a run wrote no coverage report)."""
         executable = self._baseline(instance)
-        if not executable or any(measured.get(side) is None for side in ("before", "after")):
-            return None
-        hit = sum(
-            1
-            for side, path, line in executable
-            if line in measured[side].executed.get(path, ())  # type: ignore[union-attr]
-        )
-        return round(hit / len(executable), 6)
+        return delta_coverage(executable, measured, credit)
 
     def _baseline(self, instance: Candidate) -> list[tuple[str, str, int]] | None:
         """The instance's executable patch lines — executed by its existing or golden tests on
@@ -322,6 +326,7 @@ class EvaluateStage(Stage):
         runs: tuple[RunResult, ...] = (),
         logs: Path,
         coverage: float | None = None,
+        coverage_upper_bound: bool = False,
         mutants: tuple[MutantResult, ...] = (),
     ) -> Outcome:
         prepared = prepared or PreparedPatch()
@@ -335,6 +340,7 @@ class EvaluateStage(Stage):
             edits_code=prepared.edits_code,
             transitions=transitions or [],
             coverage=coverage,
+            coverage_upper_bound=coverage_upper_bound and not reason,
             mutants=len(mutants),
             mutants_killed=sum(1 for m in mutants if m.killed_by),
             mutants_equivalent=sum(1 for m in mutants if m.equivalent),
@@ -351,6 +357,14 @@ class EvaluateStage(Stage):
             mutants=mutants,
         )
         return Outcome.keep(STAGE, result)
+
+
+def _credit(runner: Runner, changes: Mapping[str, set[str] | None], files: list[str]) -> Credit:
+    """How a prediction's runs are credited in ΔC (``credit_for``: per test under pytest,
+    whole runs otherwise); repro scripts are all the prediction's."""
+    if isinstance(runner, ScriptRunner):
+        return Credit(None)
+    return credit_for(runner, changes, files)
 
 
 def mutation_lines(
@@ -394,29 +408,6 @@ def _key_input(record: EvalTask) -> dict[str, Any]:
         data["patch"] = ""
         data["patch_not_utf8"] = raw.decode("utf-8", "backslashreplace")
     return data
-
-
-def _reader(mirror: Path, commit: str):
-    """A file's text at ``commit`` (None when it is not there), read from the mirror."""
-    listed = set(git("ls-tree", "-r", "--name-only", commit, cwd=mirror).splitlines())
-
-    def read(path: str) -> str | None:
-        if path not in listed:
-            return None
-        return git("show", f"{commit}:{path}", cwd=mirror)
-
-    return read
-
-
-def _changes(
-    prepared: PreparedPatch, read: Callable[[str], str | None]
-) -> dict[str, set[str] | None]:
-    """The definitions the prediction changed, per test file it leaves in place."""
-    return {
-        path: changed_definitions(read(path), text)
-        for path, text in prepared.new_texts.items()
-        if text is not None
-    }
 
 
 def _side(status: TestStatus | None) -> str:

@@ -103,6 +103,16 @@ def test_change_coverage_counts_each_line_on_its_own_side():
     assert nothing.executable == () and nothing.golden is None
 
 
+def test_golden_coverage_counts_only_the_lines_credited_to_the_golden_tests():
+    lines = patch_lines("--- a/pkg/m.py\n+++ b/pkg/m.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n")
+    run = Measured({"pkg/m.py": frozenset({2})}, {"pkg/m.py": {2: ("tests/t.py::test_old",)}})
+    golden = {"before": [run], "after": [run]}
+    change = change_coverage(lines, golden, {}, credited=lambda measured: {})
+    # executable by any test of the golden runs, but none of them is the golden tests'
+    assert len(change.executable) == 2 and change.golden == 0.0
+    assert change_coverage(lines, golden, {}).golden == 1.0  # by default every line counts
+
+
 # ---------------------------------------------------------------------------------------------
 # Measured on fixture repositories through the stage.
 
@@ -221,6 +231,63 @@ def test_golden_coverage_is_the_share_the_golden_tests_execute(make_case):
         ("golden", "after", 0): True, ("golden", "after", 1): False,
         ("existing", "before", 0): True, ("existing", "after", 0): True,
     }  # fmt: skip
+
+
+PARTS = "LIMIT = 1\n\n\ndef add(a, b):\n    return a - b\n\n\ndef double(x):\n    return 3 * x\n"
+PARTS_FIXED = PARTS.replace("= 1", "= 2").replace("a - b", "a + b").replace("3 * x", "2 * x")
+RUNS_DOUBLE = "from pkg import add, double\n\n\ndef test_double_runs():\n    double(2)\n"
+ADDS_TEST_ADD = RUNS_DOUBLE + "\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local"])  # how lines are credited: once is enough
+def test_golden_coverage_credits_only_the_tests_the_test_patch_wrote(make_case, backend):
+    """The fix changes LIMIT (run at import, while pytest collects), add (run by the new
+    test_add only) and double (run by test_double_runs, already in the file): all six lines
+    are executable, and only add's two are the golden tests'."""
+    outcome = make_case(
+        {"tests/test_pkg.py": ADDS_TEST_ADD},
+        {"pkg/__init__.py": PARTS_FIXED},
+        base_files={"pkg/__init__.py": PARTS, "tests/test_pkg.py": RUNS_DOUBLE},
+        coverage=True,
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    report = _report(outcome)
+    assert len(report["lines"]) == 6
+    golden = sorted((line["side"], line["line"]) for line in report["lines"] if line["golden"])
+    assert golden == [("after", 5), ("before", 5)]
+    assert outcome.output.golden_coverage == round(2 / 6, 6)
+    assert outcome.output.run_metadata["existing_coverage"] == str(round(4 / 6, 6))
+    assert "golden_coverage_upper_bound" not in outcome.output.run_metadata
+    assert report["golden_coverage_upper_bound"] is False
+
+
+UNITTEST_BASE = (
+    "import unittest\n\nfrom pkg import add, double\n\n\n"
+    "class DoubleTests(unittest.TestCase):\n    def test_double_runs(self):\n        double(2)\n"
+)
+UNITTEST_ADDED = (
+    UNITTEST_BASE + "\n\nclass AddTests(unittest.TestCase):\n    def test_add(self):\n"
+    "        self.assertEqual(add(1, 2), 3)\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local"])
+def test_without_per_test_contexts_golden_coverage_is_an_upper_bound(make_case, backend):
+    """unittest records no test ids as contexts: the golden test files' runs count whole, and
+    as one of them existed before the test patch, the instance says it is an upper bound."""
+    outcome = make_case(
+        {"tests/test_pkg.py": UNITTEST_ADDED},
+        {"pkg/__init__.py": PARTS_FIXED},
+        base_files={"pkg/__init__.py": PARTS, "tests/test_pkg.py": UNITTEST_BASE},
+        coverage=True,
+        runner="unittest",
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    assert outcome.output.golden_coverage == 1.0
+    assert outcome.output.run_metadata["golden_coverage_upper_bound"] == "true"
+    assert _report(outcome)["golden_coverage_upper_bound"] is True
 
 
 def test_docs_only_golden_patch_is_coverage_unmeasurable(make_case):

@@ -3,19 +3,21 @@
 REFERENCE.md's definition: removed/modified lines of the golden code patch are numbered as in R
 and measured on R (the "before" runs); added/modified lines are numbered as in R∘X and measured
 on R∘X (the "after" runs). A line is executable when the existing tests of the touched files or
-the golden tests execute it on its side; golden ΔC = share of executable lines the golden tests
-execute. Each measured run writes its data files into the session's scratch (the run dir) under
-an rcfile generated here — never the repository's own coverage configuration — then combines
-them (subprocesses and multiprocessing children included) into a JSON report with per-test
-contexts, which is read back and kept beside the logs. What runs inside the environment is
-``measure.py`` and ``plugin.py`` here (:data:`RUNTIME`); this module runs in the builder.
+the golden test files' runs execute it on its side (any test, or collection); golden ΔC = share
+of executable lines that the golden tests execute — the tests the test patch wrote, as
+``credit.py`` counts them (the evaluation's ΔC of a prediction too). Each measured run writes
+its data files into the session's scratch (the run dir) under an rcfile generated here — never
+the repository's own coverage configuration — then combines them (subprocesses and
+multiprocessing children included) into a JSON report with per-test contexts, which is read
+back and kept beside the logs. What runs inside the environment is ``measure.py`` and
+``plugin.py`` here (:data:`RUNTIME`); this module runs in the builder.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import PurePosixPath
 
 import unidiff
@@ -194,11 +196,15 @@ def patch_lines(patch: str) -> PatchLines:
 
 @dataclasses.dataclass(frozen=True)
 class ChangeCoverage:
-    """The executable patch lines, which of them the golden tests execute, and ΔC."""
+    """The executable patch lines, which of them the golden tests execute (as credited to
+    them), and ΔC."""
 
     executable: tuple[tuple[str, str, int], ...]  # (side, path, line)
     golden_executed: tuple[tuple[str, str, int], ...]
     existing_executed: tuple[tuple[str, str, int], ...]
+    golden_upper_bound: bool = False
+    """Every line the golden test files' runs executed was credited, their unchanged tests'
+    too (a runner without per-test contexts, and a test file that existed was changed)."""
 
     @property
     def golden(self) -> float | None:
@@ -215,11 +221,19 @@ class ChangeCoverage:
         return round(len(self.existing_executed) / len(self.executable), 6)
 
 
-def _union(runs: Iterable[Measured]) -> dict[str, set[int]]:
+Credited = Callable[[Measured], Mapping[str, Collection[int]]]
+"""The lines of a golden run that count for the golden tests, per file (``credit.Credit``)."""
+
+
+def _executed(run: Measured) -> Mapping[str, Collection[int]]:
+    return run.executed
+
+
+def _union(runs: Iterable[Measured], lines: Credited = _executed) -> dict[str, set[int]]:
     merged: dict[str, set[int]] = {}
     for run in runs:
-        for path, lines in run.executed.items():
-            merged.setdefault(path, set()).update(lines)
+        for path, numbers in lines(run).items():
+            merged.setdefault(path, set()).update(numbers)
     return merged
 
 
@@ -227,12 +241,17 @@ def change_coverage(
     lines: PatchLines,
     golden: Mapping[str, Iterable[Measured]],
     existing: Mapping[str, Iterable[Measured]],
+    credited: Credited = _executed,
 ) -> ChangeCoverage:
-    """ΔC from measured runs per side (``"before"`` on R, ``"after"`` on R∘X)."""
+    """ΔC from measured runs per side (``"before"`` on R, ``"after"`` on R∘X): a patch line is
+    executable when a golden or existing run executes it, and the golden tests' when it is
+    among the ``credited`` lines of a golden run (default: every line the run executed)."""
     sides = {"before": lines.removed, "after": lines.added}
     executable, by_golden, by_existing = [], [], []
     for side, patch_side in sides.items():
-        golden_lines = _union(golden.get(side, ()))
+        runs = list(golden.get(side, ()))
+        golden_lines = _union(runs)
+        credited_lines = _union(runs, credited)
         existing_lines = _union(existing.get(side, ()))
         for path in sorted(patch_side):
             for line in sorted(patch_side[path]):
@@ -240,7 +259,7 @@ def change_coverage(
                 hit_existing = line in existing_lines.get(path, ())
                 if hit_golden or hit_existing:
                     executable.append((side, path, line))
-                if hit_golden:
+                if line in credited_lines.get(path, ()):
                     by_golden.append((side, path, line))
                 if hit_existing:
                     by_existing.append((side, path, line))
@@ -250,7 +269,8 @@ def change_coverage(
 def attribution(
     coverage: ChangeCoverage, golden: Mapping[str, Iterable[Measured]]
 ) -> list[dict[str, object]]:
-    """Per executable line: whether golden tests ran it and the test contexts that did."""
+    """Per executable line: whether it is credited to the golden tests, and the test
+    contexts of the golden runs that ran it (every test, "" for collection)."""
     rows = []
     hits = set(coverage.golden_executed)
     for side, path, line in coverage.executable:
@@ -281,6 +301,7 @@ __all__ = [
     "RUNTIME",
     "SYSMON_PYTHON",
     "ChangeCoverage",
+    "Credited",
     "Measured",
     "PatchLines",
     "attribution",

@@ -1,6 +1,6 @@
-"""The prediction's own tests: new files whole, changed files by the definitions touched."""
+"""A patch's own tests: new files whole, changed files by the definitions touched."""
 
-from builder.evaluate.generated_tests import changed_definitions, generated
+from validation.test_changes import changed_definitions, generated
 
 OLD = """import pytest
 

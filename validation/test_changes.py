@@ -1,19 +1,21 @@
-"""Which tests a prediction wrote: those defined or changed by its diff of a test file.
+"""Which tests a patch of test files wrote: those it defines or changes.
 
-A test counts as the prediction's when the file is new, or when an added or changed line of the
-file (as the prediction leaves it) lies inside the test's function, its class, or their
-decorators. Tests of the file the prediction left as they were are context: they run (the whole
-file runs) but are not scored. Test ids are our runners' (``path::Class::name[params]``).
+A test counts as the patch's when its file is new, or when an added or changed line of the file
+(as the patch leaves it) lies inside the test's function, its class, or their decorators. Tests
+of the file the patch left as they were are context: they run (the whole file runs) but are not
+the patch's. One rule for a prediction's tests (the evaluation scores and credits only those)
+and for the golden test patch's (validation's golden ΔC credits only those), so that the golden
+tests evaluated as a prediction score what validation recorded. Test ids are our runners'
+(``path::Class::name[params]``).
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import io
 import re
-from collections.abc import Iterable, Mapping
-
-from builder.evaluate.lines import content, python_lines
+from collections.abc import Callable, Iterable, Mapping
 
 _DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _PARAMS = re.compile(r"\[.*\]$")
@@ -52,8 +54,9 @@ def _touched_lines(old: str, new: str) -> set[int]:
 
 
 def _numbered(text: str) -> list[str]:
-    """The lines of ``text`` as ``ast`` numbers them, without their endings."""
-    return [content(line) for line in python_lines(text)]
+    """The lines of ``text`` as ``ast`` numbers them (ended by ``\\n``, ``\\r\\n`` or ``\\r``
+    only, unlike ``str.splitlines``), without their endings."""
+    return [line.rstrip("\r\n") for line in io.StringIO(text, newline="").readlines()]
 
 
 def _spans(body: Iterable[ast.stmt], prefix: str):
@@ -66,9 +69,22 @@ def _spans(body: Iterable[ast.stmt], prefix: str):
                 yield from _spans(node.body, f"{name}.")
 
 
+def patch_changes(
+    old: Callable[[str], str | None], new_texts: Mapping[str, str | None]
+) -> dict[str, set[str] | None]:
+    """The definitions a patch changed, per file it leaves in place: ``new_texts`` are the
+    files it changes as it leaves them (None: deleted), ``old`` reads a file before it (None:
+    the file is new)."""
+    return {
+        path: changed_definitions(old(path), text)
+        for path, text in new_texts.items()
+        if text is not None
+    }
+
+
 def generated(test_ids: Iterable[str], changes: Mapping[str, set[str] | None]) -> list[str]:
-    """The ids among ``test_ids`` that the prediction wrote, in their order; ``changes`` maps
-    each test file the prediction changed to its changed definitions (None: all of the file)."""
+    """The ids among ``test_ids`` that the patch wrote, in their order; ``changes`` maps each
+    test file the patch changed to its changed definitions (None: all of the file)."""
     chosen = []
     for test_id in test_ids:
         path, _, rest = test_id.partition("::")
