@@ -101,4 +101,10 @@ def run_images(
         f"{len(report.containers)} leftover containers; toolkit images now "
         f"{report.total_bytes / 2**30:.2f} GiB (budget {settings.disk_budget_gb} GiB)"
     )
+    over = report.total_bytes - int(settings.disk_budget_gb * 2**30)
+    if over > 0 and not args.all:
+        echo(
+            f"still {over / 2**20:.1f} MB over the budget: what is left is base images and "
+            "images in use, which prune keeps (--all removes every image of the toolkit)"
+        )
     return 0

@@ -94,3 +94,13 @@ def test_images_base_reuses_an_existing_base_image(client, base, tmp_path, capsy
     assert main(["images", "base", "--python", "3.11", "--work-dir", str(tmp_path)]) == 0
     assert capsys.readouterr().out.split() == ["swt-base:python3.11", base.id]
     assert client.images.get("swt-base:python3.11").id == base.id
+
+
+def test_prune_says_when_what_it_keeps_is_over_the_budget(client, base, tmp_path, capsys):
+    # a budget below the base image alone: nothing prune may remove brings it under
+    argv = ["images", "prune", "--dry-run", "--work-dir", str(tmp_path)]
+    assert main([*argv, "--set", "docker.disk_budget_gb=0.01"]) == 0
+    out = capsys.readouterr().out
+    assert "MB over the budget: what is left is base images and images in use" in out
+    assert main([*argv, "--set", "docker.disk_budget_gb=1000"]) == 0
+    assert "over the budget" not in capsys.readouterr().out
