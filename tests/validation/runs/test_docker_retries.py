@@ -243,17 +243,7 @@ def test_a_daemon_restarted_mid_build_builds_the_image_again(tmp_path, caplog):
     if not docker_support.local_daemon():
         pytest.skip("the daemon is not a dockerd of this machine: it cannot be restarted here")
     marker = f"swt-build-running-{tmp_path.name}"
-    repo = GitRepo(tmp_path / "project")
-    spec = EnvironmentSpec(
-        docker_support.PYTHON,
-        (),
-        project=repo.path / ".git",
-        project_commit=repo.commit(
-            {"pyproject.toml": PROJECT.format(version="0.1"), "pkg/__init__.py": ""}
-        ),
-        pre_install=(f"echo {marker}; sleep 6",),
-        label=marker,
-    )  # a new image: its build really runs
+    spec = _slow_build_spec(GitRepo(tmp_path / "project"), marker, 6)
     stop, done = threading.Event(), []
     args = (client, done, stop, "build", marker.encode())
     restarter = threading.Thread(target=_restart_when_running, args=args)
@@ -280,17 +270,7 @@ def test_a_build_killed_from_outside_builds_the_image_again(tmp_path, caplog):
     client = docker_support.engine()
     docker_support.base_image()
     marker = f"swt-build-running-{uuid.uuid4().hex[:12]}"
-    repo = GitRepo(tmp_path / "project")
-    spec = EnvironmentSpec(
-        docker_support.PYTHON,
-        (),
-        project=repo.path / ".git",
-        project_commit=repo.commit(
-            {"pyproject.toml": PROJECT.format(version="0.1"), "pkg/__init__.py": ""}
-        ),
-        pre_install=(f"echo {marker}; sleep 4",),
-        label=marker,
-    )  # a new image: its build really runs
+    spec = _slow_build_spec(GitRepo(tmp_path / "project"), marker, 4)
     stop, killed = threading.Event(), []
     args = (client, marker.encode(), killed, stop, "build")
     killer = threading.Thread(target=_kill_when_running, args=args)
@@ -308,3 +288,17 @@ def test_a_build_killed_from_outside_builds_the_image_again(tmp_path, caplog):
     assert warning.startswith("environment image ") and "trying again (2 of 3)" in warning
     assert "stopped from outside (docker kill SIGKILL" in warning, warning
     client.images.remove(image.id, force=True)
+
+
+def _slow_build_spec(repo: GitRepo, marker: str, seconds: int) -> EnvironmentSpec:
+    """A new image (its build really runs) whose build prints ``marker``, then sleeps."""
+    return EnvironmentSpec(
+        docker_support.PYTHON,
+        (),
+        project=repo.path / ".git",
+        project_commit=repo.commit(
+            {"pyproject.toml": PROJECT.format(version="0.1"), "pkg/__init__.py": ""}
+        ),
+        pre_install=(f"echo {marker}; sleep {seconds}",),
+        label=marker,
+    )
