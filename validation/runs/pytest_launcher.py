@@ -7,6 +7,9 @@ may ask for one that old) would reject the whole command ("unrecognized argument
 option and its value are left out (:data:`SINCE`). pytest then runs in this process as
 ``python -m pytest`` would: the working directory first on ``sys.path``. Exits with pytest's
 exit code.
+
+The run also gets :class:`Outcomes`, a plugin that marks an unexpected pass of an xfail test in
+the JUnit report: pytest writes a non-strict xpass there as a plain pass.
 """
 
 import os
@@ -56,11 +59,48 @@ def supported(args, installed):
     return kept
 
 
+OUTCOME_PROPERTY = "swt_outcome"
+"""The JUnit ``<property>`` name :class:`Outcomes` writes (its value: :data:`XPASSED`)."""
+XPASSED = "xpassed"
+
+
+class Outcomes:
+    """Marks each non-strict xpass (a test marked xfail that passed) in the JUnit report with
+    the property ``swt_outcome=xpassed``: pytest's report has the same empty ``<testcase/>``
+    for it as for a pass, while its terminal summary says ``XPASS``. A strict xpass is a
+    failure in the report already. The property goes on the teardown report, whose
+    ``user_properties`` the JUnit plugin writes (pytest 3.2 and later; an older pytest's
+    report stays as it was)."""
+
+    def __init__(self):
+        self.xpassed = set()
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" and report.passed and hasattr(report, "wasxfail"):
+            self.xpassed.add(report.nodeid)
+        elif report.when == "teardown" and report.nodeid in self.xpassed:
+            properties = getattr(report, "user_properties", None)
+            if isinstance(properties, list):
+                properties.append((OUTCOME_PROPERTY, XPASSED))
+
+
+def first(function, pytest):
+    """``function`` as a hook implementation called before the other plugins' (the JUnit
+    plugin's among them), in the form the installed pytest knows."""
+    hookimpl = getattr(pytest, "hookimpl", None)
+    if hookimpl is not None:
+        return hookimpl(tryfirst=True)(function)
+    function.tryfirst = True  # pytest before 2.8 reads the attribute
+    return function
+
+
 def main(args):
     sys.path[0] = os.getcwd()  # as `python -m pytest`: the working directory, not this folder
     import pytest
 
-    return int(pytest.main(supported(args, version(pytest.__version__))))
+    Outcomes.pytest_runtest_logreport = first(Outcomes.pytest_runtest_logreport, pytest)
+    arguments = supported(args, version(pytest.__version__))
+    return int(pytest.main(arguments, plugins=[Outcomes()]))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 
@@ -79,8 +80,9 @@ def test_launcher_leaves_out_options_older_pytests_lack_with_their_values():
 
 OLD_PROJECT = {
     "tests/__init__.py": "",
-    "tests/test_a.py": "import helper\n\ndef test_pass():\n    assert helper.VALUE == 1\n\n"
-    "def test_fail():\n    assert helper.VALUE == 2\n",
+    "tests/test_a.py": "import helper\nimport pytest\n\ndef test_pass():\n"
+    "    assert helper.VALUE == 1\n\ndef test_fail():\n    assert helper.VALUE == 2\n\n"
+    "@pytest.mark.xfail(reason='known')\ndef test_xpass():\n    pass\n",
     "tests/test_broken.py": "import no_such_module_swt\n",
     "helper.py": "VALUE = 1\n",
     "tox.ini": "[pytest]\n",  # the rootdir, for every pytest
@@ -121,4 +123,62 @@ def test_old_pytests_run_the_command_and_their_results_are_read(pin, tmp_path):
     assert tests == {
         "tests/test_a.py::test_pass": TestStatus.PASSED,
         "tests/test_a.py::test_fail": TestStatus.FAILED,
+        # pytest 2.9 reports it as a skip with its own message; 4.6 gets the launcher's mark
+        "tests/test_a.py::test_xpass": TestStatus.XPASS,
     }
+
+
+OUTCOMES = """
+import pytest
+
+def test_pass(): pass
+
+@pytest.mark.xfail(reason="known")
+def test_xpass(): pass
+
+@pytest.mark.xfail(strict=True, reason="strict")
+def test_xpass_strict(): pass
+
+@pytest.mark.xfail(reason="known")
+def test_xfail(): assert False
+
+@pytest.mark.parametrize(
+    "mode", ["plain", pytest.param("marked", marks=pytest.mark.xfail(reason="bug"))]
+)
+def test_param(mode): pass
+
+class TestGroup:
+    @pytest.mark.xfail(reason="known")
+    def test_method(self): pass
+"""
+
+
+def test_the_launcher_marks_an_unexpected_pass_that_the_junit_report_shows_as_a_pass(tmp_path):
+    """pytest's JUnit report has an empty ``<testcase/>`` for a non-strict xpass, as for a pass;
+    through the launcher it is an XPASS, an expected outcome (no transition), like the strict
+    one. The same run without the launcher shows why: plain passes."""
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_o.py").write_text(OUTCOMES)
+    runner = make_runner("pytest")
+    folder = PYTEST_LAUNCHER.place(tmp_path / "tools")
+    files = ["tests/test_o.py"]
+    statuses = {}
+    for name, runtime in (("launched", str(folder)), ("plain", None)):
+        report = tmp_path / f"{name}.xml"
+        command = runner.command(sys.executable, files, str(report), runtime=runtime)
+        subprocess.run(command, cwd=project, capture_output=True, timeout=120)
+        results = runner.results(report.read_bytes(), files)
+        assert results is not None
+        statuses[name] = results[0]
+    unexpected = ["test_xpass", "test_param[marked]", "TestGroup::test_method"]
+    assert statuses["launched"] == {
+        "tests/test_o.py::test_pass": TestStatus.PASSED,
+        "tests/test_o.py::test_xpass_strict": TestStatus.XPASS,
+        "tests/test_o.py::test_xfail": TestStatus.XFAIL,
+        "tests/test_o.py::test_param[plain]": TestStatus.PASSED,
+        **{f"tests/test_o.py::{name}": TestStatus.XPASS for name in unexpected},
+    }
+    assert all(
+        statuses["plain"][f"tests/test_o.py::{name}"] is TestStatus.PASSED for name in unexpected
+    )
