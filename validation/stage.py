@@ -51,11 +51,11 @@ from validation.runs.patches import (
     runnable_test_files,
     unsafe_patch_paths,
 )
-from validation.runs.runners import Runner, make_runner
+from validation.runs.runners import PYTEST_LAUNCHER, Runner, make_runner
 from validation.test_changes import patch_changes
 
 STAGE = "validate"
-GRADING_VERSION = 5
+GRADING_VERSION = 6
 """Bump when how runs are graded or measured changes: it is part of every result key (which
 lines count for the golden tests in golden ΔC: ``credit.VERSION``)."""
 
@@ -146,6 +146,7 @@ class ValidateStage(Stage):
             "backend": self.backend.fingerprint(),
             "environments": self.environments.fingerprint(),
             "grading": GRADING_VERSION,
+            "pytest_launcher": PYTEST_LAUNCHER.digest,  # how a pytest run's outcomes are read
             "metadata": [metadata.VERSION, metadata.SHIM.digest],
         }
         if self.settings.test_imports:
