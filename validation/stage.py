@@ -59,6 +59,10 @@ GRADING_VERSION = 6
 """Bump when how runs are graded or measured changes: it is part of every result key (which
 lines count for the golden tests in golden ΔC: ``credit.VERSION``)."""
 
+TEST_IMPORT_BUILDS = 4
+"""How many environments with the test files' imports an instance may try: the installer
+reports one failure at a time (a name not on the index, then one that does not build, …)."""
+
 _LOCATION_SETTINGS = {
     "backend", "spec_dirs", "spec_files", "bundled_specs", "bundled_spec_dir",
     "python_search_paths", "limits", "env_dir",
@@ -263,14 +267,16 @@ class ValidateStage(Stage):
         """The spec and environment with the distributions the touched test files import and
         the environment lacks (see ``test_imports``), and what the run metadata says of them.
         An environment with them that cannot be built is tried once more without those the
-        installer's log blames; failing that, the instance stays on the one it had."""
+        installer's log blames, as long as it blames some and leaves some (each package the
+        log names costs one more build: :data:`TEST_IMPORT_BUILDS` at most); failing that, the
+        instance stays on the one it had."""
         log = logs / "test-imports.log"
         packages = self._missing_test_imports(
             record, test_files, spec, environment, mirror, probe_dir, log
         )
         if not packages:
             return spec, environment, {}
-        attempts = [packages]  # and once more without what the installer blamed
+        attempts = [packages]  # and again without what the installer blamed
         for tried in attempts:
             derived = dataclasses.replace(spec, packages=(*spec.packages, *tried))
             try:
@@ -280,7 +286,7 @@ class ValidateStage(Stage):
                 log_path = getattr(error, "log_path", None)
                 blamed = test_imports.implicated(tried, _text(log_path) if log_path else "")
                 rest = [package for package in tried if package not in blamed]
-                if len(attempts) == 1 and blamed and rest:
+                if blamed and rest and len(attempts) < TEST_IMPORT_BUILDS:
                     attempts.append(rest)
                 continue
             left = [package for package in packages if package not in tried]

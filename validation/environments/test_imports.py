@@ -30,7 +30,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-VERSION = 2
+VERSION = 3
 """In the validation fingerprint: bump when what is added changes (results are recomputed)."""
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {
@@ -75,12 +75,19 @@ def distribution(module: str) -> str:
 
 def implicated(packages: Iterable[str], build_log: str) -> list[str]:
     """Which of ``packages`` a failed build's log blames: the installer names a requirement it
-    could not satisfy as ``you require NAME`` (uv's resolution report) and one it could not
-    build as ``Failed to build `NAME``."""
+    could not satisfy as ``you require NAME`` (uv's resolution report), one it could not build
+    as ``Failed to build `NAME``, and the requirement that brought a dependency which failed
+    in as ``was included because `NAME``` (the first name of the chain uv prints: what was
+    asked for, e.g. Iris for a Cartopy that does not build)."""
+    name = r"([A-Za-z0-9][A-Za-z0-9._-]*)"
     blamed = {
-        _canonical(name)
-        for name in re.findall(r"you require ([A-Za-z0-9][A-Za-z0-9._-]*)", build_log)
-        + re.findall(r"Failed to build `([A-Za-z0-9][A-Za-z0-9._-]*)", build_log)
+        _canonical(found)
+        for pattern in (
+            rf"you require {name}",
+            rf"Failed to build `{name}",
+            rf"was included because `{name}`",
+        )
+        for found in re.findall(pattern, build_log)
     }
     return [package for package in packages if _canonical(package) in blamed]
 

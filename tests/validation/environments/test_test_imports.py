@@ -135,3 +135,15 @@ def test_what_a_failed_build_blames():
     )
     assert implicated(["cdms2", "scitools-iris"], build) == ["scitools-iris"]
     assert implicated(["numbagg"], "error: something else entirely\n") == []
+    transitive = (  # uv 0.13's report of a dependency that fails to build
+        "error: Failed to build `cartopy==0.21.1`\n"
+        "  cause: The build backend returned an error\n"
+        "hint: `cartopy` (v0.21.1) was included because `scitools-iris` (v3.4.1) depends on "
+        "`cartopy>=0.21`\n"
+    )
+    assert implicated(["numbagg", "scitools-iris"], transitive) == ["scitools-iris"]
+    deeper = (
+        "hint: `c` (v1.0) was included because `a` (v2.0) depends on `b` (v1.0) "
+        "which depends on `c`\n"
+    )
+    assert implicated(["a", "b"], deeper) == ["a"]
