@@ -5,6 +5,8 @@ from __future__ import annotations
 import collections
 from collections.abc import Iterable, Mapping
 
+from builder.compare.ids import cut, short_path_option
+
 JUNK_ID = "junk_id"
 """The reference id names no test (pytest's ``[100%]`` progress column, an id without ``::``)."""
 XFAIL_EXCLUDED = "xfail_excluded"
@@ -30,9 +32,11 @@ NEEDS_NETWORK = "needs_network"
 (``run_metadata.needs_network``), so it is in neither of our lists, while the reference, whose
 runs had the network, lists it."""
 CUT_COLLISION = "cut_collision"
-"""Several of our pytest ids are one id up to their first whitespace (parametrize ids with a
-space): SWE-bench's parser cuts each id there and keeps one status for them all, so the
-reference lists the shared id in one list while ours are in both (or in the other)."""
+"""Several of our pytest ids are one id as SWE-bench's parser records them: up to their first
+whitespace (parametrize ids with a space), or with a parametrize id that is a path reduced to
+its last component (:func:`builder.compare.ids.short_path_option`). It keeps one status for
+them all, so the reference lists the shared id in one list while ours are in both (or in the
+other)."""
 UNEXPLAINED = "unexplained"
 """No recognised cause: a real disagreement to look at (environment, flakiness, grading)."""
 
@@ -118,13 +122,25 @@ def cut_collisions(
     listed = {key: name for name, keys in theirs.items() for key in keys}
     return {
         key: (
-            f"{len(tests)} of our tests are {key!r} up to their first space "
+            f"{len(tests)} of our tests are {key!r} {_how_shared([test for _, test in tests])} "
             f"({'; '.join(f'{test} in our {name}' for name, test in sorted(tests))}); "
-            f"SWE-bench's parser cut them to one id with one status, listed in its {listed[key]}"
+            f"SWE-bench's parser made them one id with one status, listed in its {listed[key]}"
         )
         for key, tests in sorted(sharing.items())
         if len(tests) > 1 and key in listed
     }
+
+
+def _how_shared(tests: Iterable[str]) -> str:
+    """How our pytest ids became one key: cut at their first space, a path parametrize id
+    reduced to its last component, or both."""
+    tests = list(tests)
+    ways = []
+    if any(cut(test) != test for test in tests):
+        ways.append("up to their first space")
+    if any(short_path_option(cut(test)) != cut(test) for test in tests):
+        ways.append("once the path of their parametrize id is cut to its last component")
+    return " and ".join(ways) or "as they are"
 
 
 def sympy_last_tests(extra: Iterable[str], matched: Iterable[str]) -> dict[str, str]:
