@@ -37,6 +37,10 @@ whitespace (parametrize ids with a space), or with a parametrize id that is a pa
 its last component (:func:`builder.compare.ids.short_path_option`). It keeps one status for
 them all, so the reference lists the shared id in one list while ours are in both (or in the
 other)."""
+BEFORE_OUTCOME_DIFFERS = "before_outcome_differs"
+"""Ours lists the test in FAIL_TO_PASS and the reference in PASS_TO_PASS, or the reverse: the
+test passes after the fix on both sides, and the runs before it disagree (ours failed it, the
+reference's passed it, or the reverse)."""
 UNEXPLAINED = "unexplained"
 """No recognised cause: a real disagreement to look at (environment, flakiness, grading)."""
 
@@ -49,6 +53,7 @@ CAUSES = (
     SYMPY_LAST_TEST,
     NEEDS_NETWORK,
     CUT_COLLISION,
+    BEFORE_OUTCOME_DIFFERS,
     UNEXPLAINED,
 )
 """Every cause a difference may be given, in the order the table shows them."""
@@ -62,11 +67,13 @@ def missing_cause(
     collection_abort: str = "",
     cut_collision: str = "",
     network_error: str = "",
+    before_outcome: str = "",
 ) -> tuple[str, str]:
     """The cause (and its evidence) of a reference id our list lacks; ``collection_abort`` and
     ``cut_collision`` are the evidence :func:`builder.compare.aborts.collection_aborts` and
     :func:`cut_collisions` give it, if any; ``network_error`` the connection error our runs
-    recorded for the test (``run_metadata.needs_network``)."""
+    recorded for the test (``run_metadata.needs_network``); ``before_outcome`` the evidence of
+    :func:`before_outcome` when our other list has the test."""
     if junk:
         return JUNK_ID, f"{reference_id!r} is not a test id"
     if expected_outcome:
@@ -80,6 +87,8 @@ def missing_cause(
         return COLLECTION_ABORT, collection_abort
     if cut_collision:
         return CUT_COLLISION, cut_collision
+    if before_outcome:
+        return BEFORE_OUTCOME_DIFFERS, before_outcome
     return UNEXPLAINED, ""
 
 
@@ -89,12 +98,14 @@ def extra_cause(
     collection_abort: str = "",
     sympy_last: str = "",
     cut_collision: str = "",
+    before_outcome: str = "",
     list_empty: str = "",
 ) -> tuple[str, str]:
     """The cause (and its evidence) of one of our ids the reference list lacks;
     ``collection_abort``, ``sympy_last`` and ``cut_collision`` are the evidence of
     :func:`builder.compare.aborts.collection_aborts`, :func:`sympy_last_tests` and
-    :func:`cut_collisions` for it; ``list_empty`` names the reference list, empty while the
+    :func:`cut_collisions` for it; ``before_outcome`` that of :func:`before_outcome` when the
+    reference's other list has it; ``list_empty`` names the reference list, empty while the
     other is not, that the id is missing from."""
     if reference_empty:
         return REFERENCE_EMPTY, "FAIL_TO_PASS and PASS_TO_PASS of the reference are both empty"
@@ -104,9 +115,22 @@ def extra_cause(
         return SYMPY_LAST_TEST, sympy_last
     if cut_collision:
         return CUT_COLLISION, cut_collision
+    if before_outcome:
+        return BEFORE_OUTCOME_DIFFERS, before_outcome
     if list_empty:
         return REFERENCE_LIST_EMPTY, f"the reference's {list_empty} is empty, its other list not"
     return UNEXPLAINED, ""
+
+
+def before_outcome(ours: str, theirs: str) -> str:
+    """The evidence of a test ours lists in ``ours`` and the reference in ``theirs`` (the
+    other list): what each side's run before the fix did with it."""
+    what = (
+        "our run before the fix failed it; the reference's passed it"
+        if ours == "FAIL_TO_PASS"
+        else "the reference's run before the fix failed it; ours passed it"
+    )
+    return f"ours lists it in {ours}, the reference in {theirs}: {what}"
 
 
 def cut_collisions(
