@@ -6,6 +6,7 @@ import collections
 from collections.abc import Iterable, Mapping
 
 from builder.compare.ids import cut, short_path_option
+from validation.grading import FAILED_BEFORE_AND_AFTER, SKIPPED
 
 JUNK_ID = "junk_id"
 """The reference id names no test (pytest's ``[100%]`` progress column, an id without ``::``)."""
@@ -41,6 +42,12 @@ BEFORE_OUTCOME_DIFFERS = "before_outcome_differs"
 """Ours lists the test in FAIL_TO_PASS and the reference in PASS_TO_PASS, or the reverse: the
 test passes after the fix on both sides, and the runs before it disagree (ours failed it, the
 reference's passed it, or the reverse)."""
+SKIPPED_HERE = "skipped_here"
+"""Our golden runs skipped the test (``run_metadata.unlisted_tests``: pytest's reason, e.g. an
+optional package the environment lacks), so it is in neither of our lists."""
+FAILS_HERE = "fails_here"
+"""The test failed before and after the fix in our runs (F→F, ``run_metadata.unlisted_tests``
+with the failure's first line), so it is in neither of our lists."""
 UNEXPLAINED = "unexplained"
 """No recognised cause: a real disagreement to look at (environment, flakiness, grading)."""
 
@@ -54,6 +61,8 @@ CAUSES = (
     NEEDS_NETWORK,
     CUT_COLLISION,
     BEFORE_OUTCOME_DIFFERS,
+    SKIPPED_HERE,
+    FAILS_HERE,
     UNEXPLAINED,
 )
 """Every cause a difference may be given, in the order the table shows them."""
@@ -68,12 +77,14 @@ def missing_cause(
     cut_collision: str = "",
     network_error: str = "",
     before_outcome: str = "",
+    unlisted: str = "",
 ) -> tuple[str, str]:
     """The cause (and its evidence) of a reference id our list lacks; ``collection_abort`` and
     ``cut_collision`` are the evidence :func:`builder.compare.aborts.collection_aborts` and
     :func:`cut_collisions` give it, if any; ``network_error`` the connection error our runs
     recorded for the test (``run_metadata.needs_network``); ``before_outcome`` the evidence of
-    :func:`before_outcome` when our other list has the test."""
+    :func:`before_outcome` when our other list has the test; ``unlisted`` what our runs saw of
+    it when it is in neither of our lists (``run_metadata.unlisted_tests``)."""
     if junk:
         return JUNK_ID, f"{reference_id!r} is not a test id"
     if expected_outcome:
@@ -89,7 +100,25 @@ def missing_cause(
         return CUT_COLLISION, cut_collision
     if before_outcome:
         return BEFORE_OUTCOME_DIFFERS, before_outcome
+    if unlisted:
+        return unlisted_cause(unlisted)
     return UNEXPLAINED, ""
+
+
+def unlisted_cause(outcome: str) -> tuple[str, str]:
+    """The cause and evidence of a test our golden runs saw as ``outcome`` (a value of
+    ``run_metadata.unlisted_tests``): skipped, failed before and after, or (flaky) none."""
+    head, _, detail = outcome.partition(": ")
+    if head == SKIPPED:
+        return SKIPPED_HERE, (
+            f"our golden runs skipped it: {detail}"
+            if detail
+            else "our golden runs skipped it (no reason given)"
+        )
+    if head == FAILED_BEFORE_AND_AFTER:
+        text = "failed before and after the fix in our runs"
+        return FAILS_HERE, f"{text}: {detail}" if detail else text
+    return UNEXPLAINED, f"our golden runs: {outcome}"
 
 
 def extra_cause(

@@ -40,6 +40,9 @@ def compare_labels(
         our_key(test, runner): error
         for test, error in json.loads(instance.run_metadata.get("needs_network", "{}")).items()
     }
+    unlisted: dict[str, str] = {}
+    for test, outcome in json.loads(instance.run_metadata.get("unlisted_tests", "{}")).items():
+        unlisted.setdefault(our_key(test, runner), outcome)
     reference_empty = not any(reference[name] for name in LISTS)
     theirs = {
         name: _keyed(reference[name], lambda test: reference_key(test, runner)) for name in LISTS
@@ -95,6 +98,7 @@ def compare_labels(
                     before_outcome=(
                         causes.before_outcome(other[name], name) if key in ours[other[name]] else ""
                     ),
+                    unlisted=unlisted.get(key, ""),
                 ),
             )
             for key in sorted(theirs[name].keys() - ours[name].keys())

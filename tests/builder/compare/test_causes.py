@@ -4,6 +4,8 @@ failed before and after the fix here."""
 
 from __future__ import annotations
 
+import json
+
 from builder.compare import causes
 from builder.compare.instance import compare_labels
 from tests.support.instances import make_instance
@@ -63,3 +65,77 @@ def test_a_sympy_test_in_the_other_list_is_not_the_reporters_last_test() -> None
     labels = _labels(ours, ("test_new", "test_b"), ("test_a",))
     (extra,) = labels["PASS_TO_PASS"]["extra"]
     assert extra["cause"] == causes.BEFORE_OUTCOME_DIFFERS
+
+
+def _unlisted(**outcomes):
+    return {"unlisted_tests": json.dumps({PATH + name: text for name, text in outcomes.items()})}
+
+
+def test_a_reference_test_our_runs_skipped_or_failed_throughout_is_named_with_what_they_saw():
+    ours = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=(PATH + "test_old",),
+        run_metadata=_unlisted(
+            test_cdms2="skipped: could not import 'cdms2': No module named 'cdms2'",
+            test_bare="skipped",
+            test_broken="failed before and after: ImportError: cannot import name 'x'",
+            test_quiet="failed before and after",
+            test_flaky="flaky",
+        ),
+    )
+    names = ("test_cdms2", "test_bare", "test_broken", "test_quiet", "test_flaky", "test_other")
+    labels = _labels(ours, (PATH + "test_new",), (PATH + "test_old", *(PATH + n for n in names)))
+    found = {
+        item["id"].removeprefix(PATH): (item["cause"], item.get("evidence"))
+        for item in labels["PASS_TO_PASS"]["missing"]
+    }
+    assert found == {
+        "test_cdms2": (
+            causes.SKIPPED_HERE,
+            "our golden runs skipped it: could not import 'cdms2': No module named 'cdms2'",
+        ),
+        "test_bare": (causes.SKIPPED_HERE, "our golden runs skipped it (no reason given)"),
+        "test_broken": (
+            causes.FAILS_HERE,
+            "failed before and after the fix in our runs: ImportError: cannot import name 'x'",
+        ),
+        "test_quiet": (causes.FAILS_HERE, "failed before and after the fix in our runs"),
+        "test_flaky": (causes.UNEXPLAINED, "our golden runs: flaky"),
+        "test_other": (causes.UNEXPLAINED, None),
+    }
+
+
+def test_unlisted_tests_are_matched_by_key_and_come_after_the_other_causes() -> None:
+    stdin = "tests/test_self.py::TestRunTC::test_stdin"
+    ours = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=(PATH + "test_old",),
+        run_metadata={
+            "unlisted_tests": json.dumps(
+                {f"{stdin}[/testbed/tests/m.py-m-/testbed/tests/m.py]": "skipped: no stdin",
+                 PATH + "test_old": "skipped: a key ours lists too", PATH + "test_xf": "skipped"}
+            ),
+            "expected_outcome_tests": json.dumps([PATH + "test_xf"]),
+        },
+    )  # fmt: skip
+    labels = _labels(
+        ours, (PATH + "test_new", PATH + "test_old"), (f"{stdin}[/m.py]", PATH + "test_xf")
+    )
+    found = {
+        item["id"]: item["cause"]
+        for name in ("FAIL_TO_PASS", "PASS_TO_PASS")
+        for item in labels[name]["missing"]
+    }
+    assert found == {
+        f"{stdin}[/m.py]": causes.SKIPPED_HERE,
+        PATH + "test_old": causes.BEFORE_OUTCOME_DIFFERS,
+        PATH + "test_xf": causes.XFAIL_EXCLUDED,
+    }
+
+
+def test_the_new_causes_are_counted_in_the_tables_order() -> None:
+    order = causes.CAUSES
+    assert order.index(causes.CUT_COLLISION) < order.index(causes.BEFORE_OUTCOME_DIFFERS)
+    assert order[order.index(causes.BEFORE_OUTCOME_DIFFERS) :] == (
+        causes.BEFORE_OUTCOME_DIFFERS, causes.SKIPPED_HERE, causes.FAILS_HERE, causes.UNEXPLAINED,
+    )  # fmt: skip
