@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from builder.core.records import RunResult, TestStatus, Transitions
 
@@ -87,6 +87,40 @@ def network_fail_to_pass(
     (failing is what it should do), while a connection error cannot be fixed by the patch."""
     failures = _network_failures(after)
     return {test: failures[test] for test in graded.fail_to_fail if test in failures}
+
+
+SKIPPED = "skipped"
+FAILED_BEFORE_AND_AFTER = "failed before and after"
+FLAKY = "flaky"
+"""The outcome texts of :func:`unlisted_tests` (a skipped one and an F→F one may add ``: `` and
+the skip reason or failure message)."""
+
+
+def unlisted_tests(
+    graded: Grade,
+    before: Sequence[RunResult],
+    after: Sequence[RunResult],
+    explained: Collection[str] = (),
+) -> dict[str, str]:
+    """The tests in neither list (skipped, F→F, flaky), other than ``explained`` ones, each with
+    what the runs saw: ``skipped: <reason>`` (``skipped`` when pytest gave none), ``failed
+    before and after: <first line of the failure message>`` (the message when there is one)
+    or ``flaky``; the reason and message are the last run's that has one."""
+    runs = (*before, *after)
+    found = {test: FLAKY for test in graded.flaky}
+    for test in graded.skipped:
+        found[test] = _with(SKIPPED, _last(runs, test, "skip_reasons"))
+    for test in graded.fail_to_fail:
+        found[test] = _with(FAILED_BEFORE_AND_AFTER, _last(runs, test, "failure_messages"))
+    return {test: found[test] for test in sorted(found) if test not in explained}
+
+
+def _last(runs: Sequence[RunResult], test: str, field: str) -> str:
+    return next((text for run in reversed(runs) if (text := getattr(run, field).get(test))), "")
+
+
+def _with(outcome: str, detail: str) -> str:
+    return f"{outcome}: {detail}" if detail else outcome
 
 
 def _network_failures(runs: Sequence[RunResult]) -> dict[str, str]:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from builder.core.records import RunResult
 from validation import coverage
 from validation.runs.backends import Session
-from validation.runs.junit import ReportError, network_errors
+from validation.runs.junit import ReportError, failure_messages, network_errors, skip_reasons
 from validation.runs.runners import Runner
 
 
@@ -85,7 +85,9 @@ def measured_run(
         collection_errors=tuple(errors),
         log_path=str(log_path),
         deselected=deselected,
-        network_errors=_network_errors(runner, report, files, tests),
+        network_errors=_from_report(network_errors, runner, report, files, tests),
+        skip_reasons=_from_report(skip_reasons, runner, report, files, tests),
+        failure_messages=_from_report(failure_messages, runner, report, files, tests),
         daemon_interruptions=completed.interruptions,
     )
     measured = None
@@ -97,14 +99,19 @@ def measured_run(
     return run, measured
 
 
-def _network_errors(
-    runner: Runner, report: bytes | None, files: list[str], tests: Mapping[str, Any]
+def _from_report(
+    read: Callable[[bytes, list[str]], dict[str, str]],
+    runner: Runner,
+    report: bytes | None,
+    files: list[str],
+    tests: Mapping[str, Any],
 ) -> dict[str, str]:
-    """Failed tests of a pytest run whose failure is a connection error (see ``junit``)."""
+    """What ``read`` finds per test in a pytest run's JUnit report (see ``junit``: connection
+    errors, skip reasons, failure messages), for the run's tests; nothing for other runners."""
     if runner.kind != "pytest" or report is None:
         return {}
     try:
-        found = network_errors(report, files)
+        found = read(report, files)
     except ReportError:
         return {}
-    return {test: line for test, line in found.items() if test in tests}
+    return {test: text for test, text in found.items() if test in tests}

@@ -40,7 +40,14 @@ from validation.environments.environment import EnvironmentBuildError, Environme
 from validation.environments.interpreters import PYTHON_RELEASES
 from validation.environments.resolution import EnvironmentResolver, Resolution
 from validation.environments.specs import SpecError
-from validation.grading import Grade, grade, needs_network, network_fail_to_pass, side_verdicts
+from validation.grading import (
+    Grade,
+    grade,
+    needs_network,
+    network_fail_to_pass,
+    side_verdicts,
+    unlisted_tests,
+)
 from validation.measured_run import measured_run
 from validation.runs.backends import Session, make_backend
 from validation.runs.generated import place_generated
@@ -669,6 +676,9 @@ class ValidateStage(Stage):
         offline = needs_network(golden.before, golden.after)
         if offline:
             metadata["needs_network"] = json.dumps(offline, sort_keys=True)
+        unlisted = unlisted_tests(graded, golden.before, golden.after, {*graded.expected, *offline})
+        if unlisted:
+            metadata["unlisted_tests"] = json.dumps(unlisted, sort_keys=True)
         if self._network(record, resolution):
             metadata["network"] = "allowed"
         interruptions = sum(run.daemon_interruptions for run in runs)  # every run made, once

@@ -5,6 +5,9 @@ from __future__ import annotations
 import collections
 from collections.abc import Iterable, Mapping
 
+from builder.compare.ids import cut, short_path_option
+from validation.grading import FAILED_BEFORE_AND_AFTER, SKIPPED
+
 JUNK_ID = "junk_id"
 """The reference id names no test (pytest's ``[100%]`` progress column, an id without ``::``)."""
 XFAIL_EXCLUDED = "xfail_excluded"
@@ -30,9 +33,21 @@ NEEDS_NETWORK = "needs_network"
 (``run_metadata.needs_network``), so it is in neither of our lists, while the reference, whose
 runs had the network, lists it."""
 CUT_COLLISION = "cut_collision"
-"""Several of our pytest ids are one id up to their first whitespace (parametrize ids with a
-space): SWE-bench's parser cuts each id there and keeps one status for them all, so the
-reference lists the shared id in one list while ours are in both (or in the other)."""
+"""Several of our pytest ids are one id as SWE-bench's parser records them: up to their first
+whitespace (parametrize ids with a space), or with a parametrize id that is a path reduced to
+its last component (:func:`builder.compare.ids.short_path_option`). It keeps one status for
+them all, so the reference lists the shared id in one list while ours are in both (or in the
+other)."""
+BEFORE_OUTCOME_DIFFERS = "before_outcome_differs"
+"""Ours lists the test in FAIL_TO_PASS and the reference in PASS_TO_PASS, or the reverse: the
+test passes after the fix on both sides, and the runs before it disagree (ours failed it, the
+reference's passed it, or the reverse)."""
+SKIPPED_HERE = "skipped_here"
+"""Our golden runs skipped the test (``run_metadata.unlisted_tests``: pytest's reason, e.g. an
+optional package the environment lacks), so it is in neither of our lists."""
+FAILS_HERE = "fails_here"
+"""The test failed before and after the fix in our runs (F→F, ``run_metadata.unlisted_tests``
+with the failure's first line), so it is in neither of our lists."""
 UNEXPLAINED = "unexplained"
 """No recognised cause: a real disagreement to look at (environment, flakiness, grading)."""
 
@@ -45,6 +60,9 @@ CAUSES = (
     SYMPY_LAST_TEST,
     NEEDS_NETWORK,
     CUT_COLLISION,
+    BEFORE_OUTCOME_DIFFERS,
+    SKIPPED_HERE,
+    FAILS_HERE,
     UNEXPLAINED,
 )
 """Every cause a difference may be given, in the order the table shows them."""
@@ -58,11 +76,15 @@ def missing_cause(
     collection_abort: str = "",
     cut_collision: str = "",
     network_error: str = "",
+    before_outcome: str = "",
+    unlisted: str = "",
 ) -> tuple[str, str]:
     """The cause (and its evidence) of a reference id our list lacks; ``collection_abort`` and
     ``cut_collision`` are the evidence :func:`builder.compare.aborts.collection_aborts` and
     :func:`cut_collisions` give it, if any; ``network_error`` the connection error our runs
-    recorded for the test (``run_metadata.needs_network``)."""
+    recorded for the test (``run_metadata.needs_network``); ``before_outcome`` the evidence of
+    :func:`before_outcome` when our other list has the test; ``unlisted`` what our runs saw of
+    it when it is in neither of our lists (``run_metadata.unlisted_tests``)."""
     if junk:
         return JUNK_ID, f"{reference_id!r} is not a test id"
     if expected_outcome:
@@ -76,7 +98,27 @@ def missing_cause(
         return COLLECTION_ABORT, collection_abort
     if cut_collision:
         return CUT_COLLISION, cut_collision
+    if before_outcome:
+        return BEFORE_OUTCOME_DIFFERS, before_outcome
+    if unlisted:
+        return unlisted_cause(unlisted)
     return UNEXPLAINED, ""
+
+
+def unlisted_cause(outcome: str) -> tuple[str, str]:
+    """The cause and evidence of a test our golden runs saw as ``outcome`` (a value of
+    ``run_metadata.unlisted_tests``): skipped, failed before and after, or (flaky) none."""
+    head, _, detail = outcome.partition(": ")
+    if head == SKIPPED:
+        return SKIPPED_HERE, (
+            f"our golden runs skipped it: {detail}"
+            if detail
+            else "our golden runs skipped it (no reason given)"
+        )
+    if head == FAILED_BEFORE_AND_AFTER:
+        text = "failed before and after the fix in our runs"
+        return FAILS_HERE, f"{text}: {detail}" if detail else text
+    return UNEXPLAINED, f"our golden runs: {outcome}"
 
 
 def extra_cause(
@@ -85,12 +127,14 @@ def extra_cause(
     collection_abort: str = "",
     sympy_last: str = "",
     cut_collision: str = "",
+    before_outcome: str = "",
     list_empty: str = "",
 ) -> tuple[str, str]:
     """The cause (and its evidence) of one of our ids the reference list lacks;
     ``collection_abort``, ``sympy_last`` and ``cut_collision`` are the evidence of
     :func:`builder.compare.aborts.collection_aborts`, :func:`sympy_last_tests` and
-    :func:`cut_collisions` for it; ``list_empty`` names the reference list, empty while the
+    :func:`cut_collisions` for it; ``before_outcome`` that of :func:`before_outcome` when the
+    reference's other list has it; ``list_empty`` names the reference list, empty while the
     other is not, that the id is missing from."""
     if reference_empty:
         return REFERENCE_EMPTY, "FAIL_TO_PASS and PASS_TO_PASS of the reference are both empty"
@@ -100,9 +144,22 @@ def extra_cause(
         return SYMPY_LAST_TEST, sympy_last
     if cut_collision:
         return CUT_COLLISION, cut_collision
+    if before_outcome:
+        return BEFORE_OUTCOME_DIFFERS, before_outcome
     if list_empty:
         return REFERENCE_LIST_EMPTY, f"the reference's {list_empty} is empty, its other list not"
     return UNEXPLAINED, ""
+
+
+def before_outcome(ours: str, theirs: str) -> str:
+    """The evidence of a test ours lists in ``ours`` and the reference in ``theirs`` (the
+    other list): what each side's run before the fix did with it."""
+    what = (
+        "our run before the fix failed it; the reference's passed it"
+        if ours == "FAIL_TO_PASS"
+        else "the reference's run before the fix failed it; ours passed it"
+    )
+    return f"ours lists it in {ours}, the reference in {theirs}: {what}"
 
 
 def cut_collisions(
@@ -118,13 +175,25 @@ def cut_collisions(
     listed = {key: name for name, keys in theirs.items() for key in keys}
     return {
         key: (
-            f"{len(tests)} of our tests are {key!r} up to their first space "
+            f"{len(tests)} of our tests are {key!r} {_how_shared([test for _, test in tests])} "
             f"({'; '.join(f'{test} in our {name}' for name, test in sorted(tests))}); "
-            f"SWE-bench's parser cut them to one id with one status, listed in its {listed[key]}"
+            f"SWE-bench's parser made them one id with one status, listed in its {listed[key]}"
         )
         for key, tests in sorted(sharing.items())
         if len(tests) > 1 and key in listed
     }
+
+
+def _how_shared(tests: Iterable[str]) -> str:
+    """How our pytest ids became one key: cut at their first space, a path parametrize id
+    reduced to its last component, or both."""
+    tests = list(tests)
+    ways = []
+    if any(cut(test) != test for test in tests):
+        ways.append("up to their first space")
+    if any(short_path_option(cut(test)) != cut(test) for test in tests):
+        ways.append("once the path of their parametrize id is cut to its last component")
+    return " and ".join(ways) or "as they are"
 
 
 def sympy_last_tests(extra: Iterable[str], matched: Iterable[str]) -> dict[str, str]:

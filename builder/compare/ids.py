@@ -1,4 +1,5 @@
-"""Test ids in the reference's form per runner, cut at the first whitespace as SWE-bench did."""
+"""Test ids in the reference's form per runner: cut at the first whitespace, and a pytest
+parametrize id that is an absolute path reduced to its last component, as SWE-bench did."""
 
 from __future__ import annotations
 
@@ -20,18 +21,41 @@ def cut(test_id: str) -> str:
     return parts[0] if parts else ""
 
 
+_OPTION = re.compile(r"(.*?)\[(.*)\]")
+"""A pytest id's name and the bracket part of its parametrize id (first ``[`` to last ``]``)."""
+
+
+def short_path_option(test_id: str) -> str:
+    """``test_id`` with a parametrize id that starts with one ``/`` (and has no ``*``) reduced to
+    ``/`` and its last path component, as SWE-bench's ``parse_log_pytest_options`` (its parser
+    for requests, pylint, pydicom) records it: ``test_stdin[/testbed/tests/m.py-m-/testbed/m.py]``
+    is ``test_stdin[/m.py]``. Idempotent; other ids are returned unchanged."""
+    found = _OPTION.search(test_id)
+    if found is None:
+        return test_id
+    main, option = found.groups()
+    if not option.startswith("/") or option.startswith("//") or "*" in option:
+        return test_id
+    return f"{main}[/{option.split('/')[-1]}]"
+
+
+def pytest_key(test_id: str) -> str:
+    """The key of a pytest id: cut at its first whitespace, then :func:`short_path_option`."""
+    return short_path_option(cut(test_id))
+
+
 _QUALIFIED = re.compile(r"^(?P<name>\w+) \((?P<where>[\w.]+)\.(?P=name)\)(?P<rest>.*)$", re.DOTALL)
 """unittest's id on Python ≥ 3.11, ``name (module.Class.name)``: the method name repeated
 inside the parentheses (earlier Pythons print ``name (module.Class)``)."""
 
 
 def reference_key(test_id: str, runner: str) -> str:
-    """The key a reference id is compared by: pytest ids cut at the first whitespace; the
+    """The key a reference id is compared by: pytest ids as :func:`pytest_key` makes them; the
     ``name (module.Class)`` form of Django/unittest (a Python ≥ 3.11 id, which repeats the
     name inside the parentheses, in that form too, so records of either era match runs of
     either era) and sympy's bare names as they are."""
     if runner == DEFAULT_RUNNER:
-        return cut(test_id)
+        return pytest_key(test_id)
     text = test_id.strip()
     qualified = _QUALIFIED.match(text)
     if qualified:

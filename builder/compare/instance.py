@@ -40,6 +40,9 @@ def compare_labels(
         our_key(test, runner): error
         for test, error in json.loads(instance.run_metadata.get("needs_network", "{}")).items()
     }
+    unlisted: dict[str, str] = {}
+    for test, outcome in json.loads(instance.run_metadata.get("unlisted_tests", "{}")).items():
+        unlisted.setdefault(our_key(test, runner), outcome)
     reference_empty = not any(reference[name] for name in LISTS)
     theirs = {
         name: _keyed(reference[name], lambda test: reference_key(test, runner)) for name in LISTS
@@ -48,10 +51,12 @@ def compare_labels(
         name: _keyed(getattr(instance, name), lambda test: our_key(test, runner)) for name in LISTS
     }
     extra = {name: ours[name].keys() - theirs[name].keys() for name in LISTS}
+    other = dict(zip(LISTS, reversed(LISTS), strict=True))
+    absent = {name: extra[name] - theirs[other[name]].keys() for name in LISTS}
     sympy_last = (
         causes.sympy_last_tests(
-            [ours[name][key] for name in LISTS for key in extra[name]],
-            [ours[name][key] for name in LISTS for key in ours[name].keys() - extra[name]],
+            [ours[name][key] for name in LISTS for key in absent[name]],
+            [ours[name][key] for name in LISTS for key in ours[name].keys() - absent[name]],
         )
         if runner == "sympy"
         else {}
@@ -90,6 +95,10 @@ def compare_labels(
                     collection_abort=aborts.get((name, "missing", key), ""),
                     cut_collision=collisions.get(key, ""),
                     network_error=offline.get(key, ""),
+                    before_outcome=(
+                        causes.before_outcome(other[name], name) if key in ours[other[name]] else ""
+                    ),
+                    unlisted=unlisted.get(key, ""),
                 ),
             )
             for key in sorted(theirs[name].keys() - ours[name].keys())
@@ -102,6 +111,11 @@ def compare_labels(
                     collection_abort=aborts.get((name, "extra", key), ""),
                     sympy_last=sympy_last.get(ours[name][key], ""),
                     cut_collision=collisions.get(key, ""),
+                    before_outcome=(
+                        causes.before_outcome(name, other[name])
+                        if key in theirs[other[name]]
+                        else ""
+                    ),
                     list_empty="" if reference[name] else name,
                 ),
             )

@@ -234,6 +234,17 @@ class RunResult(Record):
         description="test id → the connection error line of a test that failed for lack of "
         "network in this run (pytest runs: read from the JUnit report)",
     )
+    skip_reasons: SortedDict[str] = Field(
+        default_factory=dict,
+        description="test id → the reason pytest gave for skipping it in this run (skip marks, "
+        "pytest.skip, importorskip; not xfail), at most 300 characters (pytest runs: read from "
+        "the JUnit report)",
+    )
+    failure_messages: SortedDict[str] = Field(
+        default_factory=dict,
+        description="test id → the first line of the message of its failure or error in this "
+        "run, at most 300 characters (pytest runs: read from the JUnit report)",
+    )
     daemon_interruptions: int = Field(
         default=0,
         ge=0,

@@ -144,11 +144,11 @@ def test_ids_one_up_to_their_first_space_are_a_named_cut_collision() -> None:
     assert extra["cause"] == causes.CUT_COLLISION
     assert extra["evidence"].startswith(f"2 of our tests are '{path}[foo,' up to their first space")
     assert extra["evidence"].endswith("listed in its PASS_TO_PASS")
-    # one id of ours alone with that cut is not a collision
+    # one id of ours alone with that cut is not a collision: the reference's P→P has its key
     alone = make_instance(FAIL_TO_PASS=(f"{path}[foo, bar{{1,3}}-expected3]",), PASS_TO_PASS=())
     other = ("tests/config/test_config.py::test_csv_regex_error",)
     (extra,) = _labels(alone, other, (f"{path}[foo,",))["FAIL_TO_PASS"]["extra"]
-    assert extra["cause"] == causes.UNEXPLAINED
+    assert extra["cause"] == causes.BEFORE_OUTCOME_DIFFERS
 
 
 def test_a_test_our_offline_runs_could_not_pass_is_named_needs_network() -> None:

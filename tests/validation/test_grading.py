@@ -3,16 +3,23 @@
 import pytest
 
 from builder.core.records import RunResult, TestStatus
-from validation.grading import Verdict, grade, needs_network, network_fail_to_pass, verdict_of
+from validation.grading import (
+    Verdict,
+    grade,
+    needs_network,
+    network_fail_to_pass,
+    unlisted_tests,
+    verdict_of,
+)
 
 S = TestStatus
 
 
-def _run(side, tests, repetition=0, deselected=(), network_errors=None):
+def _run(side, tests, repetition=0, deselected=(), network_errors=None, **texts):
     return RunResult(
         side=side, repetition=repetition, command=("pytest",), exit_code=0, timed_out=False,
         duration_s=0.1, report_found=True, tests=tests, log_path="log", deselected=deselected,
-        network_errors=network_errors or {},
+        network_errors=network_errors or {}, **texts,
     )  # fmt: skip
 
 
@@ -163,3 +170,37 @@ def test_network_failures_count_on_both_sides_or_after_the_fix():
     # a connection error in only some of the runs is not a lack of network
     flaky = [after[0], _run("after", {"n": S.FAILED, "x": S.FAILED, "b": S.PASSED}, 1)]
     assert network_fail_to_pass(grade(before, flaky), before, flaky) == {}
+
+
+def test_tests_in_neither_list_are_named_with_what_the_runs_saw():
+    """Skipped (with pytest's reason when it gave one), F→F (with the failure's first line when
+    there is one) and flaky tests; F→P, P→P, xfail tests and those explained elsewhere are not."""
+    before = [
+        _run("before", {
+            "fp": S.FAILED, "pp": S.PASSED, "skip": S.SKIPPED, "bare_skip": S.SKIPPED,
+            "skip_after": S.PASSED, "ff": S.FAILED, "ff_quiet": S.FAILED, "xfail": S.XFAIL,
+            "offline": S.FAILED, "flaky": S.PASSED,
+        }, skip_reasons={"skip": "could not import 'cdms2': No module named 'cdms2'"},
+        failure_messages={"ff": "ImportError: before"}),
+        _run("before", {"flaky": S.FAILED}, 1, deselected=(
+            "fp", "pp", "skip", "bare_skip", "skip_after", "ff", "ff_quiet", "xfail", "offline",
+        )),
+    ]  # fmt: skip
+    after = [
+        _run("after", {
+            "fp": S.PASSED, "pp": S.PASSED, "skip": S.SKIPPED, "bare_skip": S.SKIPPED,
+            "skip_after": S.SKIPPED, "ff": S.FAILED, "ff_quiet": S.MISSING, "xfail": S.XFAIL,
+            "offline": S.FAILED, "flaky": S.PASSED,
+        }, skip_reasons={"skip": "could not import 'cdms2': No module named 'cdms2'",
+                         "skip_after": "needs the fix"},
+        failure_messages={"ff": "AssertionError: after"}),
+    ]  # fmt: skip
+    graded = grade(before, after)
+    assert unlisted_tests(graded, before, after, explained={"offline"}) == {
+        "bare_skip": "skipped",
+        "ff": "failed before and after: AssertionError: after",
+        "ff_quiet": "failed before and after",
+        "flaky": "flaky",
+        "skip": "skipped: could not import 'cdms2': No module named 'cdms2'",
+        "skip_after": "skipped: needs the fix",
+    }

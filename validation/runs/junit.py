@@ -105,6 +105,41 @@ def network_errors(report: bytes, files: list[str]) -> dict[str, str]:
     return errors
 
 
+REASON_CHARS = 300
+"""How much of a skip reason or failure message a run keeps."""
+
+
+def skip_reasons(report: bytes, files: list[str]) -> dict[str, str]:
+    """Tests pytest skipped (a skip or skipif mark, ``pytest.skip``, ``pytest.importorskip``;
+    not an xfail) with the reason it gave, on one line; a skip without a reason is left out."""
+    reasons: dict[str, str] = {}
+    for case in _root(report).iter("testcase"):
+        node = _node_id(case, files)
+        skipped = case.find("skipped")
+        if node is None or skipped is None or skipped.get("type") != "pytest.skip":
+            continue
+        reason = " ".join((skipped.get("message") or "").split())
+        if reason:
+            reasons[node] = reason[:REASON_CHARS]
+    return reasons
+
+
+def failure_messages(report: bytes, files: list[str]) -> dict[str, str]:
+    """Failed or errored tests (a strict XPASS is none) with the first line of the failure's
+    message, when it has one."""
+    messages: dict[str, str] = {}
+    for case in _root(report).iter("testcase"):
+        node = _node_id(case, files)
+        failure = next((c for c in case if c.tag in ("failure", "error")), None)
+        message = "" if failure is None else (failure.get("message") or "")
+        if node is None or "XPASS" in message:
+            continue
+        line = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
+        if line:
+            messages[node] = line[:REASON_CHARS]
+    return messages
+
+
 def _root(report: bytes) -> ElementTree.Element:
     try:
         return ElementTree.fromstring(report)

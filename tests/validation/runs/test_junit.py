@@ -4,7 +4,13 @@ import subprocess
 import sys
 
 from builder.core.records import TestStatus
-from validation.runs.junit import collection_errors, network_errors, parse_junit
+from validation.runs.junit import (
+    collection_errors,
+    failure_messages,
+    network_errors,
+    parse_junit,
+    skip_reasons,
+)
 
 FILES = {
     "tests/test_a.py": """
@@ -172,3 +178,73 @@ def test_network_errors_skip_xpass_and_unrelated_failures(tmp_path):
             "E   urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='x')"
         ),
     }
+
+
+OUTCOMES = """
+import pytest
+
+
+@pytest.mark.skip(reason="not on this platform")
+def test_marked(): pass
+
+
+@pytest.mark.skipif(True, reason="requires cdms2")
+def test_skipif(): pass
+
+
+def test_importorskip():
+    pytest.importorskip("not_a_module_anywhere")
+
+
+def test_skip_call():
+    pytest.skip("x" * 400)
+
+
+@pytest.mark.xfail(reason="known")
+def test_xfail(): assert False
+
+
+@pytest.mark.xfail(strict=True, reason="strict")
+def test_xpass_strict(): pass
+
+
+def test_assert():
+    assert 1 == 2, "first line\\nsecond line"
+
+
+@pytest.fixture
+def broken(): raise RuntimeError("fixture broke")
+def test_error(broken): pass
+
+
+def test_pass(): pass
+"""
+
+
+def test_skip_reasons_and_failure_messages_of_a_real_pytest_run(tmp_path):
+    """The reasons of pytest skips (not of xfails), on one line and cut to 300 characters;
+    the first line of each failure's or error's message (not a strict XPASS's)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_out.py").write_text(OUTCOMES)
+    report = tmp_path / "report.xml"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
+         f"--junitxml={report}", "tests/test_out.py"],
+        cwd=tmp_path, capture_output=True,
+    )  # fmt: skip
+    node = "tests/test_out.py::"
+    reasons = skip_reasons(report.read_bytes(), ["tests/test_out.py"])
+    assert set(reasons) == {
+        node + "test_marked", node + "test_skipif", node + "test_importorskip",
+        node + "test_skip_call",
+    }  # fmt: skip
+    assert reasons[node + "test_marked"] == "not on this platform"
+    assert reasons[node + "test_skipif"] == "requires cdms2"
+    assert reasons[node + "test_importorskip"] == (
+        "could not import 'not_a_module_anywhere': No module named 'not_a_module_anywhere'"
+    )
+    assert reasons[node + "test_skip_call"] == "x" * 300
+    messages = failure_messages(report.read_bytes(), ["tests/test_out.py"])
+    assert set(messages) == {node + "test_assert", node + "test_error"}
+    assert messages[node + "test_assert"] == "AssertionError: first line"
+    assert messages[node + "test_error"] == 'failed on setup with "RuntimeError: fixture broke"'

@@ -1,0 +1,60 @@
+"""Comparison keys of pytest ids: SWE-bench's cut at the first space and its reduction of a
+path-valued parametrize id to the path's last component, on both sides; the collisions the
+reduction makes named as ``cut_collision`` with evidence that says how the ids became one."""
+
+from __future__ import annotations
+
+from builder.compare import causes
+from builder.compare.ids import our_key, reference_key, short_path_option
+from builder.compare.instance import compare_labels
+from tests.support.instances import make_instance
+
+STDIN = "tests/test_self.py::TestRunTC::test_stdin"
+"""pylint's test whose parametrize ids are absolute paths in our runs (pylint-4661's lists)."""
+
+
+def test_a_path_parametrize_id_matches_the_references_last_component() -> None:
+    ours = make_instance(
+        FAIL_TO_PASS=(f"{STDIN}[/testbed/tests/mymodule.py-mymodule-/testbed/tests/mymodule.py]",),
+        PASS_TO_PASS=("tests/test_self.py::TestRunTC::test_version",),
+    )
+    labels = compare_labels(
+        ours,
+        {
+            "FAIL_TO_PASS": (f"{STDIN}[/mymodule.py]",),
+            "PASS_TO_PASS": ("tests/test_self.py::TestRunTC::test_version",),
+        },
+    )
+    assert labels["FAIL_TO_PASS"]["exact"] and labels["PASS_TO_PASS"]["exact"]
+
+
+def test_the_reduction_follows_swe_benchs_rule_and_is_idempotent() -> None:
+    ours = f"{STDIN}[/testbed/a/b.py-b-/testbed/a/b.py]"
+    assert our_key(ours, "pytest") == reference_key(ours, "pytest") == f"{STDIN}[/b.py]"
+    assert short_path_option(f"{STDIN}[/b.py]") == f"{STDIN}[/b.py]"
+    for kept in (
+        f"{STDIN}[//server/share/b.py]",  # two slashes: left alone
+        f"{STDIN}[/testbed/*.py]",  # a glob: left alone
+        f"{STDIN}[relative/b.py]",  # not absolute
+        STDIN,  # no parametrize id
+    ):
+        assert short_path_option(kept) == kept
+    # the cut at the first space comes first: what is left has no closing bracket
+    assert our_key(f"{STDIN}[/a/b c.py]", "pytest") == f"{STDIN}[/a/b"
+    # other runners' ids are not pytest ids
+    assert reference_key("test_x (/a/b.T)", "django") == "test_x (/a/b.T)"
+
+
+def test_ids_one_once_their_paths_are_reduced_are_a_named_cut_collision() -> None:
+    first, second = f"{STDIN}[/testbed/a/m.py]", f"{STDIN}[/testbed/b/m.py]"
+    ours = make_instance(FAIL_TO_PASS=(first,), PASS_TO_PASS=(second,))
+    labels = compare_labels(ours, {"FAIL_TO_PASS": (), "PASS_TO_PASS": (f"{STDIN}[/m.py]",)})
+    (extra,) = labels["FAIL_TO_PASS"]["extra"]
+    assert extra["cause"] == causes.CUT_COLLISION
+    assert extra["evidence"].startswith(
+        f"2 of our tests are '{STDIN}[/m.py]' once the path of their parametrize id is cut to "
+        "its last component ("
+    )
+    assert "up to their first space" not in extra["evidence"]
+    assert extra["evidence"].endswith("listed in its PASS_TO_PASS")
+    assert labels["PASS_TO_PASS"]["exact"]
