@@ -67,6 +67,20 @@ CAUSES = (
 )
 """Every cause a difference may be given, in the order the table shows them."""
 
+AS_DEFINED = (
+    JUNK_ID,
+    XFAIL_EXCLUDED,
+    REFERENCE_EMPTY,
+    REFERENCE_LIST_EMPTY,
+    COLLECTION_ABORT,
+    SYMPY_LAST_TEST,
+    CUT_COLLISION,
+)
+"""Causes that are no disagreement about the tests themselves: artifacts of how the reference's
+lists were made (a junk id, an aborted or empty run, sympy's reporter, SWE-bench's id cut) and
+the benchmark's definition of the labels (xfail/xpass are no transitions). A list whose every
+difference has one of these agrees with the reference *as defined*."""
+
 
 def missing_cause(
     reference_id: str,

@@ -29,6 +29,10 @@ class Totals:
     kept: int = 0
     exact_fail_to_pass: int = 0
     exact_pass_to_pass: int = 0
+    fail_to_pass_as_defined: int = 0
+    """Kept instances whose FAIL_TO_PASS differences (if any) are all :data:`causes.AS_DEFINED`."""
+    with_unexplained: int = 0
+    """Kept instances with at least one difference (either list) that has no named cause."""
     jaccard_sum: float = 0.0
     causes: collections.Counter = field(default_factory=collections.Counter)
     decisions: collections.Counter = field(default_factory=collections.Counter)
@@ -43,6 +47,17 @@ class Totals:
             self.exact_fail_to_pass += labels["FAIL_TO_PASS"]["exact"]
             self.exact_pass_to_pass += labels["PASS_TO_PASS"]["exact"]
             self.jaccard_sum += labels["PASS_TO_PASS"]["jaccard"]
+            self.fail_to_pass_as_defined += all(
+                item["cause"] in causes.AS_DEFINED
+                for side in ("missing", "extra")
+                for item in labels["FAIL_TO_PASS"][side]
+            )
+            self.with_unexplained += any(
+                item["cause"] == causes.UNEXPLAINED
+                for name in ("FAIL_TO_PASS", "PASS_TO_PASS")
+                for side in ("missing", "extra")
+                for item in labels[name][side]
+            )
             for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
                 for side in ("missing", "extra"):
                     self.causes.update(item["cause"] for item in labels[name][side])
@@ -57,6 +72,8 @@ class Totals:
             "kept": self.kept,
             "exact_fail_to_pass": self.exact_fail_to_pass,
             "exact_pass_to_pass": self.exact_pass_to_pass,
+            "fail_to_pass_as_defined": self.fail_to_pass_as_defined,
+            "with_unexplained_differences": self.with_unexplained,
             "mean_pass_to_pass_jaccard": self.jaccard_sum / self.kept if self.kept else None,
             "causes": {cause: self.causes[cause] for cause in causes.CAUSES},
             "decisions": dict(sorted(self.decisions.items())),

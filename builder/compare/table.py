@@ -5,12 +5,17 @@ from __future__ import annotations
 from builder.compare import causes, decisions
 from builder.compare.run import ALL, Totals
 
-_COLUMNS = ("repository", "records", "kept", "exact F→P", "exact P→P", "mean P→P Jaccard")
+_COLUMNS = (
+    "repository", "records", "kept", "exact F→P", "F→P as defined", "exact P→P",
+    "mean P→P Jaccard", "unexplained",
+)  # fmt: skip
 
 
 def render(totals: dict[str, Totals], with_decisions: bool) -> str:
     """Labels per repository (then all), the causes of the differences, and (with exclusion
-    lists) the decision agreement table."""
+    lists) the decision agreement table. ``F→P as defined``: kept instances whose FAIL_TO_PASS
+    differs from the reference's only by :data:`causes.AS_DEFINED` causes; ``unexplained``:
+    kept instances with a difference that has no named cause."""
     rows = [
         _row(repo, totals[repo]) for repo in [*sorted(set(totals) - {ALL}), ALL] if repo in totals
     ]
@@ -35,8 +40,10 @@ def _row(repo: str, total: Totals) -> tuple[str, ...]:
         str(total.records),
         str(total.kept),
         str(total.exact_fail_to_pass),
+        str(total.fail_to_pass_as_defined),
         str(total.exact_pass_to_pass),
         "-" if jaccard is None else f"{jaccard:.3f}",
+        str(total.with_unexplained),
     )
 
 

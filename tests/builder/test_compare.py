@@ -253,6 +253,32 @@ def test_decisions_agree_and_disagree_with_our_drop_reason() -> None:
     assert (totals.records, totals.kept, totals.exact_fail_to_pass) == (4, 2, 2)
 
 
+def test_totals_count_lists_agreeing_as_defined_and_instances_left_unexplained() -> None:
+    """F→P differences that are reference artifacts or the benchmark's definition (here a junk
+    id and an xfail test we exclude) still agree as defined; an id with no named cause makes
+    its instance one with unexplained differences, whichever list it is in."""
+    references = [
+        Reference("owner__repo-1", "owner/repo", (*F2P, "[100%]"), P2P),
+        Reference("owner__repo-2", "owner/repo", (*F2P, "tests/test_stats.py::test_x"), P2P),
+        Reference("owner__repo-3", "owner/repo", F2P, (*P2P, "tests/test_stats.py::test_y")),
+        Reference("owner__repo-4", "owner/repo", F2P, P2P),
+    ]
+    expected = {"expected_outcome_tests": json.dumps(["tests/test_stats.py::test_x"])}
+    ours = {
+        "owner__repo-1": make_instance(1),
+        "owner__repo-2": make_instance(2, run_metadata=expected),
+        "owner__repo-3": make_instance(3),
+        "owner__repo-4": make_instance(4),
+    }
+    totals = compare(references, ours, {}, None, out=None)
+    every = totals[ALL]
+    assert (every.kept, every.exact_fail_to_pass, every.fail_to_pass_as_defined) == (4, 2, 4)
+    assert every.with_unexplained == 1  # repo-3's P→P
+    summary = every.summary()
+    assert summary["fail_to_pass_as_defined"] == 4
+    assert summary["with_unexplained_differences"] == 1
+
+
 def test_an_interrupted_comparison_keeps_what_it_compared(tmp_path: Path) -> None:
     references = [Reference(f"owner__repo-{n}", "owner/repo", F2P, P2P) for n in (1, 2, 3)]
     seen = []
@@ -303,7 +329,12 @@ def test_the_cli_prints_the_table_and_writes_the_report(tmp_path: Path, capsys) 
     code = main([*argv, "--exclusions", str(exclusions), "--json", str(out)])
     printed = capsys.readouterr().out
     assert code == 0
-    assert "owner/repo  3        2     2          1          0.500" in printed
+    header, row = (
+        line.split() for line in printed.splitlines() if line.startswith(("repository", "owner"))
+    )
+    assert header[:5] == ["repository", "records", "kept", "exact", "F→P"]
+    # records, kept, exact F→P, F→P as defined, exact P→P, Jaccard, with unexplained ids
+    assert row == ["owner/repo", "3", "2", "2", "2", "1", "0.500", "1"]
     assert "we_drop_they_keep because flaky: 1" in printed
     report = json.loads(out.read_text())
     assert report["complete"] is True and report["compared"] == 3
