@@ -141,6 +141,7 @@ def test_a_signal_sent_through_the_daemon_is_no_result(tmp_path, monkeypatch):
     """``docker kill``/``docker stop`` from outside while the daemon stays up: the exit code is
     the signal's, not the work's; a kill by the container's own processes (no daemon event) is
     the work's."""
+    monkeypatch.setattr("validation.environments.docker_engine.daemon_answers", lambda: True)
     kill = {"Action": "kill", "Actor": {"Attributes": {"signal": "9"}}}
     stopped = _Container(None, {"StatusCode": 137}, [kill])
     with pytest.raises(DaemonInterrupted, match=r"stopped from outside \(docker kill SIGKILL;"):
