@@ -6,17 +6,12 @@ import json
 
 import pytest
 
-from builder.core.config import Config, ValidationConfig
 from builder.evaluate.run import Request, evaluate
 from builder.evaluate.scripts import ScriptRunner
 from builder.evaluate.stage import _credit
-from recipes.swe_bench import to_candidate
-from tests.support.git import GitRepo
-from tests.support.instances import make_release
-from tests.support.records import swe_record
+from tests.support.validated import validated_release
 from validation.coverage.credit import Credit
 from validation.runs.runners import make_runner
-from validation.stage import ValidateStage
 
 REPO = "fixture/pair"
 CODE = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return 3 * x\n"
@@ -43,30 +38,9 @@ CHANGES_A_TEST = (
 
 
 def _validated_release(root, code, fixed, tests, golden, copies):
-    """A repository with ``pkg/__init__.py`` and ``tests/test_pkg.py``, the instance whose fix
-    and test patch change them to ``fixed`` and ``golden``, validated with coverage, released
-    under ``copies`` ids; the release dir and a config evaluating it."""
-    repo = GitRepo(root / "repo")
-    base = repo.commit({"pkg/__init__.py": code, "tests/test_pkg.py": tests})
-    patch = repo.diff({"pkg/__init__.py": fixed})
-    test_patch = repo.diff({"tests/test_pkg.py": golden})
-    settings = ValidationConfig(
-        backend="local", python="3.11", packages=["pytest"], timeout_s=60, repetitions=1
-    )
-    candidate = to_candidate(swe_record(REPO, 1, base, patch, test_patch))
-    outcome = ValidateStage(settings, root / "validate", {REPO: str(repo.path)}).process(candidate)
-    assert outcome.verdict.kept, outcome.verdict
-    validated = outcome.output
-    instances = [validated.model_copy(update={"instance_id": f"fixture__pair-{n}"}) for n in copies]
-    release, _ = make_release(root / "dist", instances, size=0)
-    config = Config(
-        work_dir=root / "work",
-        output_dir=root / "out",
-        repos={REPO: str(repo.path)},
-        jobs=2,
-        validation=settings,
-    )
-    return release.dataset_dir, config, validated
+    ids = [f"fixture__pair-{n}" for n in copies]
+    files = {"pkg/__init__.py": code, "tests/test_pkg.py": tests}
+    return validated_release(root, REPO, files, fixed, golden, ids)
 
 
 @pytest.fixture(scope="module")

@@ -5,16 +5,11 @@ import json
 import pytest
 
 from builder.cli import main
-from builder.core.config import Config, ValidationConfig
 from builder.evaluate.run import NO_PREDICTION, Request, evaluate
 from builder.release.golden_mutation import read_golden_mutation
 from builder.release.manifest import hash_files, read_manifest
-from recipes.swe_bench import to_candidate
-from tests.support.git import GitRepo
-from tests.support.instances import make_release
-from tests.support.records import swe_record
 from tests.support.stage_fixtures import CODE, FIXED, TESTS
-from validation.stage import ValidateStage
+from tests.support.validated import validated_release
 
 REPO = "fixture/calc"
 ADD = "\n\ndef test_add():\n    assert add(1, 2) == 3\n"
@@ -49,29 +44,10 @@ def dataset(tmp_path_factory):
     """A dataset built as the toolkit builds one: the fixture's candidate validated (coverage
     on), then copied under eight ids."""
     root = tmp_path_factory.mktemp("evaluate")
-    repo = GitRepo(root / "repo")
-    base = repo.commit({"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS})
-    patch = repo.diff({"pkg/__init__.py": FIXED})
-    test_patch = repo.diff({"tests/test_pkg.py": TESTS + ADD})
-    settings = ValidationConfig(
-        backend="local", python="3.11", packages=["pytest"], timeout_s=60, repetitions=1
-    )
-    candidate = to_candidate(swe_record(REPO, 1, base, patch, test_patch))
-    outcome = ValidateStage(settings, root / "validate", {REPO: str(repo.path)}).process(candidate)
-    assert outcome.verdict.kept, outcome.verdict
-    validated = outcome.output
+    files = {"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS}
+    ids = [f"fixture__calc-{n}" for n in range(1, 9)]
+    dataset_dir, config, validated = validated_release(root, REPO, files, FIXED, TESTS + ADD, ids)
     assert validated.golden_coverage == 1.0
-    instances = [
-        validated.model_copy(update={"instance_id": f"fixture__calc-{n}"}) for n in range(1, 9)
-    ]
-    release, _ = make_release(root / "dist", instances, size=0)
-    config = Config(
-        work_dir=root / "work",
-        output_dir=root / "out",
-        repos={REPO: str(repo.path)},
-        jobs=2,
-        validation=settings,
-    )
     predictions = root / "preds.jsonl"
     predictions.write_text(
         "".join(
@@ -86,7 +62,7 @@ def dataset(tmp_path_factory):
             for n, text in PREDICTIONS.items()
         )
     )
-    return release.dataset_dir, config, predictions
+    return dataset_dir, config, predictions
 
 
 def test_known_outcomes_give_known_metrics(dataset):
