@@ -31,9 +31,10 @@ from validation.environments.interpreters import Interpreters, find_uv
 COMPLETE = "swt-environment.json"
 """Written last, atomically: an environment without it is unfinished and is rebuilt."""
 
-KEY_VERSION = 6
+KEY_VERSION = 7
 """Bump when the meaning of the install steps changes: every environment is rebuilt.
-6: test tools undated, pins in the one resolution, build tools of the environment's era."""
+6: test tools undated, pins in the one resolution, build tools of the environment's era.
+7: pytest of its era's major series."""
 
 TEST_TOOLS = (
     "pytest", "pluggy", "py", "iniconfig", "exceptiongroup", "tomli", "atomicwrites",
@@ -52,7 +53,8 @@ py, iniconfig, …) are tools too: dated, they would pull pytest back to their e
 code under test uses as well (attrs, six, importlib-metadata) keep the date, so an environment
 of before 2019 gets the newest pytest they allow (pytest 3.x needs no attrs): still one with
 every option the runner asks for (see ``validation/runs/pytest_launcher.py`` for older ones).
-Any ``pytest-*`` package a spec names joins them."""
+Any ``pytest-*`` package a spec names joins them. pytest itself, unless pinned, stays within
+the major series of the environment's era (:data:`PYTEST_MAJORS`)."""
 
 BUILD_TOOLS = (
     "setuptools", "setuptools-scm", "wheel", "pip", "packaging", "cython", "extension-helpers",
@@ -74,6 +76,16 @@ PYTHON_RELEASED = {
 release schedules), from which :func:`python_floor` dates a resolution for that Python at the
 earliest. A package released before a Python does not know it: no wheels for it, and
 setuptools of 2019 does not import on 3.9 (3.12 removed ``distutils``)."""
+PYTEST_MAJORS = {
+    "4": "2018-11-14T17:09:39Z", "5": "2019-06-29T01:02:19Z", "6": "2020-07-28T19:58:49Z",
+    "7": "2022-02-04T10:21:26Z", "8": "2024-01-27T21:47:54Z", "9": "2025-11-08T17:25:31Z",
+}  # fmt: skip
+"""When each pytest major release came out (its x.0.0 upload to PyPI). A dated environment's
+pytest is the newest release before the next major after its date (:func:`pytest_date`): a
+major removes what the plugins of earlier eras use (pytest 8 the ``path`` argument of
+collection hooks), and not every plugin is a test tool that resolves undated — libraries ship
+their own (asdf's schema tester), dated with the code under test. Before 4.0: pytest 3.10, which
+has every option the runner passes."""
 LEGACY_BUILD_SETUPTOOLS = "2019-02-05"
 """The other floor of the build tools' date: the release of setuptools 40.8.0 (PyPI), which uv
 (as pip) requires to build a project that has no ``pyproject.toml`` (an old sdist such as
@@ -291,10 +303,23 @@ def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
             options += ("--exclude-newer-package", f"{tool}={LEGACY_BUILD_SETUPTOOLS}T23:59:59Z")
     named = _names(spec.packages)
     plugins = {name for name in named if name.startswith("pytest-")}
-    undated = set(TEST_TOOLS) | plugins | _names(spec.pins)
+    pins = _names(spec.pins)
+    undated = set(TEST_TOOLS) | plugins | pins
     for name in sorted(undated):
-        options += ("--exclude-newer-package", f"{name}={_FAR_FUTURE}")
+        until = pytest_date(date) if name == "pytest" and name not in pins else _FAR_FUTURE
+        options += ("--exclude-newer-package", f"{name}={until}")
     return options
+
+
+def pytest_date(date: str) -> str:
+    """The date pytest resolves as of in an environment of ``date``: just before the release of
+    the first major after it (:data:`PYTEST_MAJORS`), so the newest release of the major series
+    of its era; none after it: no date."""
+    for released in sorted(PYTEST_MAJORS.values()):
+        if released > date:
+            moment = dt.datetime.fromisoformat(released) - dt.timedelta(seconds=1)
+            return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _FAR_FUTURE
 
 
 def python_floor(python: str) -> str:
