@@ -159,6 +159,9 @@ class EnvironmentSpec:
     runner: str = "pytest"
     test_command: tuple[str, ...] = ()
     label: str = ""  # e.g. "owner/name@1.2"; not part of the key
+    # a project without [build-system]: its setup_requires, installed before it is built in
+    # the environment (no isolation), as pip did; see validation/environments/setup_requires
+    setup_requires: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.install not in ("project", "none"):
@@ -169,6 +172,8 @@ class EnvironmentSpec:
         material = dataclasses.asdict(self)
         for field in _NOT_BUILT:
             material.pop(field)
+        if not self.setup_requires:  # the key of every other environment stays as it was
+            material.pop("setup_requires")
         material["project"] = self.project is not None
         material["key_version"] = KEY_VERSION
         return hashlib.sha256(canonical_json(material).encode()).hexdigest()[:24]
@@ -238,7 +243,9 @@ def install_steps(
     spec's packages. With uv the spec's exact pins are also overrides (a pin wins over any
     requirement on its package), and a dated spec resolves as of its date except the test tools
     (:data:`TEST_TOOLS`, undated) and the build tools (:data:`BUILD_TOOLS`, never older than
-    the Python); a pinned package's release is visible whatever its date.
+    the Python); a pinned package's release is visible whatever its date. A project built
+    without ``[build-system]`` that has ``setup_requires`` is installed in a second step, built
+    in the environment (no isolation) once the first has installed them with everything else.
     """
     steps: list[InstallStep] = []
     if spec.system_packages:
@@ -266,9 +273,11 @@ def install_steps(
     targets: list[str] = []
     for requirement_file in spec.requirements:
         targets += ["-r", f"{project_dir}/{requirement_file}"]
+    project: list[str] = []
     if project_dir is not None and spec.install == "project" and not spec.install_command:
         extras = f"[{','.join(spec.extras)}]" if spec.extras else ""
-        targets.append(f"{project_dir}{extras}")
+        project.append(f"{project_dir}{extras}")
+    legacy = bool(project and spec.setup_requires)
     dated = bool(spec.exclude_newer) and installer == "uv"
     seed = [] if "setuptools" in _names(spec.packages) else [_runtime_setuptools(spec, dated)]
     options: tuple[str, ...] = ()
@@ -284,7 +293,15 @@ def install_steps(
             options += ("--build-constraints", constraints)
     if dated:
         options += date_options(spec)
-    steps.append(InstallStep("dependencies", (*pip, *options, *seed, *spec.packages, *targets)))
+    if legacy:  # built in the environment, its setup_requires (and setuptools' wheel) there
+        builders = [*spec.setup_requires, *([] if "wheel" in _names(spec.packages) else ["wheel"])]
+        wanted = (*seed, *builders, *spec.packages, *targets)
+        steps.append(InstallStep("dependencies", (*pip, *options, *wanted)))
+        isolation = ("--no-build-isolation",)
+        steps.append(InstallStep("project", (*pip, *options, *isolation, *wanted, *project)))
+    else:
+        wanted = (*seed, *spec.packages, *targets, *project)
+        steps.append(InstallStep("dependencies", (*pip, *options, *wanted)))
     if spec.install_command:
         steps.append(
             InstallStep("install command", ("sh", "-c", spec.install_command), in_project=True)
