@@ -92,6 +92,7 @@ class _Job:
     python: str  # the environment's Python version
     network: bool = False  # the repository's spec lets its runs use the network
     metadata: Mapping[str, str] = dataclasses.field(default_factory=dict)  # for run_metadata
+    environment_commit: str = ""  # the commit the environment installed the project from
 
     def include(self) -> list[str]:
         return [] if self.lines is None else sorted({*self.lines.removed, *self.lines.added})
@@ -237,7 +238,8 @@ class ValidateStage(Stage):
             )
         runner = make_runner(spec.runner, spec.test_command)
         network = self._network(record, resolution)
-        job = _Job(record, runner, test_files, logs, lines, spec.python, network, added)
+        job = _Job(record, runner, test_files, logs, lines, spec.python, network, added,
+                   environment_commit=spec.project_commit)  # fmt: skip
         runs: list[RunResult] = []
         try:
             golden = self._golden(job, environment, mirror, run_dir, runs)
@@ -357,7 +359,8 @@ class ValidateStage(Stage):
         commit = job.record.base_commit
         with self.backend.session(environment, mirror, commit, run_dir) as session:
             session.network = job.network
-            place_generated(session, mirror, job.logs / f"{run_dir.name}-generated.log")
+            log = job.logs / f"{run_dir.name}-generated.log"
+            place_generated(session, mirror, log, job.environment_commit)
             yield session
 
     def _golden(

@@ -145,7 +145,7 @@ class EvaluateStage(Stage):
         try:
             commit = instance.base_commit
             with self.backend.session(environment, mirror, commit, run_dir) as session:
-                place_generated(session, mirror, logs / "generated.log")
+                place_generated(session, mirror, logs / "generated.log", spec.project_commit)
                 runs = self._both_sides(
                     record, prepared, session, runner, files, logs, lines, spec, measured
                 )

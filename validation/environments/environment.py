@@ -31,9 +31,10 @@ from validation.environments.interpreters import Interpreters, find_uv
 COMPLETE = "swt-environment.json"
 """Written last, atomically: an environment without it is unfinished and is rebuilt."""
 
-KEY_VERSION = 6
+KEY_VERSION = 7
 """Bump when the meaning of the install steps changes: every environment is rebuilt.
-6: test tools undated, pins in the one resolution, build tools of the environment's era."""
+6: test tools undated, pins in the one resolution, build tools of the environment's era.
+7: pytest of its era's major series."""
 
 TEST_TOOLS = (
     "pytest", "pluggy", "py", "iniconfig", "exceptiongroup", "tomli", "atomicwrites",
@@ -52,7 +53,8 @@ py, iniconfig, …) are tools too: dated, they would pull pytest back to their e
 code under test uses as well (attrs, six, importlib-metadata) keep the date, so an environment
 of before 2019 gets the newest pytest they allow (pytest 3.x needs no attrs): still one with
 every option the runner asks for (see ``validation/runs/pytest_launcher.py`` for older ones).
-Any ``pytest-*`` package a spec names joins them."""
+Any ``pytest-*`` package a spec names joins them. pytest itself, unless pinned, stays within
+the major series of the environment's era (:data:`PYTEST_MAJORS`)."""
 
 BUILD_TOOLS = (
     "setuptools", "setuptools-scm", "wheel", "pip", "packaging", "cython", "extension-helpers",
@@ -74,6 +76,16 @@ PYTHON_RELEASED = {
 release schedules), from which :func:`python_floor` dates a resolution for that Python at the
 earliest. A package released before a Python does not know it: no wheels for it, and
 setuptools of 2019 does not import on 3.9 (3.12 removed ``distutils``)."""
+PYTEST_MAJORS = {
+    "4": "2018-11-14T17:09:39Z", "5": "2019-06-29T01:02:19Z", "6": "2020-07-28T19:58:49Z",
+    "7": "2022-02-04T10:21:26Z", "8": "2024-01-27T21:47:54Z", "9": "2025-11-08T17:25:31Z",
+}  # fmt: skip
+"""When each pytest major release came out (its x.0.0 upload to PyPI). A dated environment's
+pytest is the newest release before the next major after its date (:func:`pytest_date`): a
+major removes what the plugins of earlier eras use (pytest 8 the ``path`` argument of
+collection hooks), and not every plugin is a test tool that resolves undated — libraries ship
+their own (asdf's schema tester), dated with the code under test. Before 4.0: pytest 3.10, which
+has every option the runner passes."""
 LEGACY_BUILD_SETUPTOOLS = "2019-02-05"
 """The other floor of the build tools' date: the release of setuptools 40.8.0 (PyPI), which uv
 (as pip) requires to build a project that has no ``pyproject.toml`` (an old sdist such as
@@ -147,6 +159,9 @@ class EnvironmentSpec:
     runner: str = "pytest"
     test_command: tuple[str, ...] = ()
     label: str = ""  # e.g. "owner/name@1.2"; not part of the key
+    # a project without [build-system]: its setup_requires, installed before it is built in
+    # the environment (no isolation), as pip did; see validation/environments/setup_requires
+    setup_requires: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.install not in ("project", "none"):
@@ -157,6 +172,8 @@ class EnvironmentSpec:
         material = dataclasses.asdict(self)
         for field in _NOT_BUILT:
             material.pop(field)
+        if not self.setup_requires:  # the key of every other environment stays as it was
+            material.pop("setup_requires")
         material["project"] = self.project is not None
         material["key_version"] = KEY_VERSION
         return hashlib.sha256(canonical_json(material).encode()).hexdigest()[:24]
@@ -226,7 +243,9 @@ def install_steps(
     spec's packages. With uv the spec's exact pins are also overrides (a pin wins over any
     requirement on its package), and a dated spec resolves as of its date except the test tools
     (:data:`TEST_TOOLS`, undated) and the build tools (:data:`BUILD_TOOLS`, never older than
-    the Python); a pinned package's release is visible whatever its date.
+    the Python); a pinned package's release is visible whatever its date. A project built
+    without ``[build-system]`` that has ``setup_requires`` is installed in a second step, built
+    in the environment (no isolation) once the first has installed them with everything else.
     """
     steps: list[InstallStep] = []
     if spec.system_packages:
@@ -254,9 +273,11 @@ def install_steps(
     targets: list[str] = []
     for requirement_file in spec.requirements:
         targets += ["-r", f"{project_dir}/{requirement_file}"]
+    project: list[str] = []
     if project_dir is not None and spec.install == "project" and not spec.install_command:
         extras = f"[{','.join(spec.extras)}]" if spec.extras else ""
-        targets.append(f"{project_dir}{extras}")
+        project.append(f"{project_dir}{extras}")
+    legacy = bool(project and spec.setup_requires)
     dated = bool(spec.exclude_newer) and installer == "uv"
     seed = [] if "setuptools" in _names(spec.packages) else [_runtime_setuptools(spec, dated)]
     options: tuple[str, ...] = ()
@@ -272,7 +293,15 @@ def install_steps(
             options += ("--build-constraints", constraints)
     if dated:
         options += date_options(spec)
-    steps.append(InstallStep("dependencies", (*pip, *options, *seed, *spec.packages, *targets)))
+    if legacy:  # built in the environment, its setup_requires (and setuptools' wheel) there
+        builders = [*spec.setup_requires, *([] if "wheel" in _names(spec.packages) else ["wheel"])]
+        wanted = (*seed, *builders, *spec.packages, *targets)
+        steps.append(InstallStep("dependencies", (*pip, *options, *wanted)))
+        isolation = ("--no-build-isolation",)
+        steps.append(InstallStep("project", (*pip, *options, *isolation, *wanted, *project)))
+    else:
+        wanted = (*seed, *spec.packages, *targets, *project)
+        steps.append(InstallStep("dependencies", (*pip, *options, *wanted)))
     if spec.install_command:
         steps.append(
             InstallStep("install command", ("sh", "-c", spec.install_command), in_project=True)
@@ -291,10 +320,23 @@ def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
             options += ("--exclude-newer-package", f"{tool}={LEGACY_BUILD_SETUPTOOLS}T23:59:59Z")
     named = _names(spec.packages)
     plugins = {name for name in named if name.startswith("pytest-")}
-    undated = set(TEST_TOOLS) | plugins | _names(spec.pins)
+    pins = _names(spec.pins)
+    undated = set(TEST_TOOLS) | plugins | pins
     for name in sorted(undated):
-        options += ("--exclude-newer-package", f"{name}={_FAR_FUTURE}")
+        until = pytest_date(date) if name == "pytest" and name not in pins else _FAR_FUTURE
+        options += ("--exclude-newer-package", f"{name}={until}")
     return options
+
+
+def pytest_date(date: str) -> str:
+    """The date pytest resolves as of in an environment of ``date``: just before the release of
+    the first major after it (:data:`PYTEST_MAJORS`), so the newest release of the major series
+    of its era; none after it: no date."""
+    for released in sorted(PYTEST_MAJORS.values()):
+        if released > date:
+            moment = dt.datetime.fromisoformat(released) - dt.timedelta(seconds=1)
+            return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _FAR_FUTURE
 
 
 def python_floor(python: str) -> str:

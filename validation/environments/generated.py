@@ -1,11 +1,14 @@
-"""Which of the installed project's files are generated: built at install, never in git.
+"""Which of the installed project's files are generated: built at install, not in its commit.
 
 An environment installs the project as of its environment commit; a run puts the checkout (the
 base commit) first on the import path. Files the install generated (setuptools_scm's
 ``_version.py``, compiled extensions) exist only in the installed copy, so the checkout hides
-them. A run gets those the checkout lacks (``validation/runs/generated.py``); a file git ever
-tracked in the repository is source, not generated (one the base commit deleted, or one added
-after it), and is never placed.
+them. A run gets those the checkout lacks (``validation/runs/generated.py``); a file the
+environment commit tracks is source (one the base commit deleted, or one added after it) and
+is never placed. Only that commit decides: a path some other commit tracked — years before, as
+astropy's ``version.py`` in 2011 before its build wrote it, or in history fetched later — says
+nothing about what this install generated, and a result must not depend on how much of the
+repository's future the mirror holds.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 from builder.core.gitutil import git
 from validation.environments.runtime import RuntimeFiles
 
-VERSION = 1
+VERSION = 2
 """Bump when what counts as a generated file changes (part of every result key, with the
 script's digest, :data:`INSTALLED_FILES`)."""
 
@@ -29,14 +32,14 @@ lacks (see ``installed_files.py``)."""
 _CHUNK = 200
 
 
-def never_tracked(mirror: Path, paths: Iterable[str]) -> list[str]:
-    """The ``paths`` no commit of the repository (any ref) ever had: generated files."""
+def not_tracked_at(mirror: Path, commit: str, paths: Iterable[str]) -> list[str]:
+    """The ``paths`` the tree of ``commit`` (the environment commit) does not have: generated."""
     paths = sorted(set(paths))
     tracked: set[str] = set()
     for start in range(0, len(paths), _CHUNK):
         chunk = paths[start : start + _CHUNK]
         listing = git(
-            "--literal-pathspecs", "log", "--all", "--format=", "--name-only", "--", *chunk,
+            "--literal-pathspecs", "ls-tree", "-r", "--name-only", commit, "--", *chunk,
             cwd=mirror, check=False,
         )  # fmt: skip
         tracked.update(line for line in listing.splitlines() if line)

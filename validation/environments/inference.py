@@ -22,7 +22,7 @@ from validation.environments.runner_inference import own_runner, pytest_facts
 from validation.environments.specs import Entry, RepoSpec, Settings
 from validation.environments.versioning import package_name, show
 
-INFERENCE_VERSION = 3
+INFERENCE_VERSION = 4
 """Bump when inference reads repositories differently: validation results are recomputed."""
 
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
@@ -186,17 +186,29 @@ def _tox(mirror: Path, commit: str) -> tuple[configparser.ConfigParser, list[str
     for named factors only (``min: …``) are left out, negated ones (``!pypy: …``) kept."""
     cfg = _cfg(show(mirror, commit, "tox.ini"))
     deps = []
-    for line in logical_lines(cfg.get("testenv", "deps", fallback="")):
+    for line in _unconditional(cfg.get("testenv", "deps", fallback="")):
+        line = line.replace("{toxinidir}/", "").replace("{toxinidir}", ".")
+        if "{" not in line:
+            deps.append(line)
+    extras = []
+    for line in _unconditional(cfg.get("testenv", "extras", fallback="")):
+        extras += line.replace(",", " ").split()
+    return cfg, deps, extras
+
+
+def _unconditional(value: str) -> list[str]:
+    """The lines of a tox setting that apply to a plain test env, factor prefixes removed:
+    lines for named factors only (``alldeps: all``) are left out, negated ones (``!pypy:``)
+    kept."""
+    lines = []
+    for line in logical_lines(value):
         factors = _FACTORS.match(line)
         if factors:
             if not all(f.strip().startswith("!") for f in factors.group(1).split(",")):
                 continue
             line = line[factors.end() :].strip()
-        line = line.replace("{toxinidir}/", "").replace("{toxinidir}", ".")
-        if "{" not in line:
-            deps.append(line)
-    extras = cfg.get("testenv", "extras", fallback="").replace(",", " ").split()
-    return cfg, deps, extras
+        lines.append(line)
+    return lines
 
 
 def _keep(requirement: str) -> str | None:

@@ -20,6 +20,7 @@ from validation.environments.environment import KEY_VERSION, EnvironmentSpec
 from validation.environments.inference import INFERENCE_VERSION, infer_spec, requires_python_at
 from validation.environments.interpreters import era_python
 from validation.environments.project_pythons import project_python, project_pythons
+from validation.environments.setup_requires import legacy_setup_requires
 from validation.environments.specs import (
     Entry,
     RepoSpec,
@@ -130,6 +131,11 @@ def resolve(
         runner=settings.runner,
         test_command=tuple(settings.test_command or ()),
         label=f"{repo_spec.repo}@{version}",
+        setup_requires=(
+            legacy_setup_requires(mirror, setup_commit)
+            if settings.install == "project" and not settings.install_command
+            else ()
+        ),
     )
     return Resolution(
         spec=spec,

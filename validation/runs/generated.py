@@ -9,7 +9,7 @@ import json
 import zlib
 from pathlib import Path
 
-from validation.environments.generated import INSTALLED_FILES, never_tracked
+from validation.environments.generated import INSTALLED_FILES, not_tracked_at
 from validation.runs.backends.base import Session
 from validation.runs.patches import PatchError
 
@@ -17,27 +17,32 @@ TIMEOUT_S = 300.0
 _OUT = "installed-files.json"
 
 
-def place_generated(session: Session, mirror: Path, log: Path) -> list[str]:
+def place_generated(
+    session: Session, mirror: Path, log: Path, environment_commit: str
+) -> list[str]:
     """Copy into the session's checkout the files the environment's install generated that it
     lacks (see ``validation/environments/generated.py``); the paths placed.
 
     A run of the environment's interpreter lists the installed project's files missing from the
-    checkout, with their bytes; those git never tracked are added to the checkout as a patch
-    (``Session.apply``), so every backend's later runs see them. ``log`` says what was found
-    and placed; a listing that fails places nothing.
+    checkout, with their bytes; those the environment commit (the one the project was installed
+    from) does not track are added to the checkout as a patch (``Session.apply``), so every
+    backend's later runs see them. ``log`` says what was found and placed; a listing that fails
+    places nothing.
     """
     folder = session.provide(INSTALLED_FILES)
     command = ["python", f"{folder}/{INSTALLED_FILES.script}", session.scratch_path(_OUT)]
     session.run(command, log, TIMEOUT_S)
     found = _read(session.read_scratch(_OUT))
-    generated = never_tracked(mirror, found)
+    generated = not_tracked_at(mirror, environment_commit, found)
     if generated:
         try:
             session.apply(new_files_patch({p: found[p] for p in generated}), "generated files")
         except PatchError as error:
             _note(log, f"generated files not placed: {error}")
             return []
-    _note(log, "".join(f"placed (generated, never in git): {p}\n" for p in generated))
+    _note(
+        log, "".join(f"placed (generated, not in the environment commit): {p}\n" for p in generated)
+    )
     return generated
 
 

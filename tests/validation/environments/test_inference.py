@@ -33,6 +33,24 @@ def test_tox_extras_win_over_the_default_extra(git_repo):
     assert spec.defaults.packages == ["pytest", "python-dateutil", "pytz", "simplejson"]
 
 
+def test_tox_extras_for_named_factors_only_are_left_out(git_repo):
+    # tox's extras may be conditional on factors, as its deps are: "recdeps: reco" serves only
+    # the envs that name that factor, not a plain test env (here no line is for every env, so
+    # the default test extra is taken)
+    tox = "[testenv]\nextras =\n    test: tests\n    recdeps: reco\ncommands = pytest\n"
+    commit = git_repo.commit({"setup.py": SETUP_PY, "tox.ini": tox})
+    spec = infer_spec("acme/m", git_repo.path, commit)
+    assert spec.defaults.packages == ["pytest", "pytz"]
+    assert "extra 'reco'" not in spec.note
+
+
+def test_tox_extras_for_negated_factors_are_kept(git_repo):
+    tox = "[testenv]\nextras =\n    !nodeps: reco\n    lintonly: lint\ncommands = pytest\n"
+    commit = git_repo.commit({"setup.py": SETUP_PY, "tox.ini": tox})
+    spec = infer_spec("acme/m", git_repo.path, commit)
+    assert spec.defaults.packages == ["pytest", "python-dateutil", "simplejson"]
+
+
 def test_setup_cfg_requirement_files_and_tools_left_out(git_repo):
     commit = git_repo.commit(
         {

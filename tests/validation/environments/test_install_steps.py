@@ -78,6 +78,26 @@ def test_pins_are_visible_whatever_their_date_and_spec_plugins_are_tools():
     assert "pytest<5" in dependencies.argv  # the bound is the spec's: only the date is lifted
 
 
+def test_pytest_is_the_newest_of_its_eras_major_series():
+    # pytest 8 (2024-01-27) dropped the `path` argument of collection hooks, which plugins of
+    # 2023 used — asdf's schema tester among them, a library dated with the code under test:
+    # with an undated pytest no test of a 2023 environment could even be collected
+    spec = dataclasses.replace(BASE, packages=("hypothesis",), exclude_newer="2023-04-24T00:00:00Z")
+    dates = dated_for(dependencies_of(spec).argv)
+    assert dates["pytest"] == "2024-01-27T21:47:53Z"  # 7.4.4, the last 7.x, is older
+    assert dates["pluggy"] == dates["pytest-xdist"] == FAR  # they follow the pytest chosen
+    # the era of the environment's Python when that is later (3.9's floor: April 2021 → 6.x)
+    old = dataclasses.replace(spec, exclude_newer="2019-03-01T00:00:00Z")
+    assert dated_for(dependencies_of(old).argv)["pytest"] == "2022-02-04T10:21:25Z"
+    # before pytest 4: the 3.x series, which has every option the runner passes
+    legacy = dataclasses.replace(old, python="3.6", exclude_newer="2018-02-07T00:00:00Z")
+    assert dated_for(dependencies_of(legacy).argv)["pytest"] == "2018-11-14T17:09:38Z"
+    # after the last major known here, and with a pin (BASE's pytest==8.3.5): no date
+    recent = dataclasses.replace(spec, exclude_newer="2025-12-01T00:00:00Z")
+    assert dated_for(dependencies_of(recent).argv)["pytest"] == FAR
+    assert dated_for(dependencies_of(BASE).argv)["pytest"] == FAR
+
+
 def test_build_tools_never_older_than_what_builds_legacy_projects():
     floor = dataclasses.replace(BASE, python="3.6", exclude_newer="2015-03-01T00:00:00Z")
     dependencies = dependencies_of(floor)
