@@ -62,7 +62,7 @@ from validation.runs.runners import PYTEST_LAUNCHER, Runner, make_runner
 from validation.test_changes import patch_changes
 
 STAGE = "validate"
-GRADING_VERSION = 6
+GRADING_VERSION = 7
 """Bump when how runs are graded or measured changes: it is part of every result key (which
 lines count for the golden tests in golden ΔC: ``credit.VERSION``)."""
 

@@ -50,11 +50,14 @@ def _status(case: ElementTree.Element) -> TestStatus:
 
 
 def _node_id(case: ElementTree.Element, files: list[str]) -> str | None:
-    """Rebuild the node id from ``file`` (xunit1) or by matching the dotted classname."""
+    """Rebuild the node id from ``file`` (xunit1) or by matching the dotted classname against
+    the run's files: ``file`` names where the test function is defined, which for a test class
+    inherited from another module (``class TestMeta(MetaBaseTest)``) is that module, while the
+    classname is the module that collected it."""
     classname = case.get("classname") or ""
     name = case.get("name") or ""
     path = case.get("file")
-    candidates = [path] if path else files
+    candidates = [path, *files] if path else files
     for candidate in candidates:
         dotted = candidate[: -len(".py")].replace("/", ".") if candidate.endswith(".py") else ""
         if classname == dotted:

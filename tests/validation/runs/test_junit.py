@@ -80,6 +80,32 @@ def test_real_pytest_report(tmp_path):
     ]
 
 
+def test_a_test_class_inherited_from_another_module_is_the_collecting_files(tmp_path):
+    """A test method inherited from a base class of another module: pytest writes that module
+    as ``file`` and the collecting one as ``classname``; the node id is the collecting file's."""
+    files = {
+        "pkg/tests/base.py": "class MetaBase:\n    def test_meta(self):\n        assert True\n",
+        "pkg/tests/test_table.py": (
+            "from pkg.tests.base import MetaBase\n\n\nclass TestMeta(MetaBase):\n    pass\n"
+        ),
+        "pkg/__init__.py": "",
+        "pkg/tests/__init__.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    report = tmp_path / "report.xml"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
+         f"--junitxml={report}", "pkg/tests/test_table.py"],
+        cwd=tmp_path, capture_output=True,
+    )  # fmt: skip
+    assert 'file="pkg/tests/base.py"' in report.read_text()
+    assert parse_junit(report.read_bytes(), ["pkg/tests/test_table.py"]) == {
+        "pkg/tests/test_table.py::TestMeta::test_meta": TestStatus.PASSED
+    }
+
+
 def test_classname_mapping_without_file_attribute(tmp_path):
     report = tmp_path / "r.xml"
     report.write_text(
