@@ -286,7 +286,7 @@ class ValidateStage(Stage):
     ) -> tuple[EnvironmentSpec, object, dict[str, str]]:
         """The spec and environment with the distributions the touched test files import and
         the environment lacks (see ``test_imports``), and what the run metadata says of them.
-        An environment with them that cannot be built is tried once more without those the
+        An environment with them that cannot be built is tried again without those the
         installer's log blames, as long as it blames some and leaves some (each package the
         log names costs one more build: :data:`TEST_IMPORT_BUILDS` at most); failing that, the
         instance stays on the one it had."""
