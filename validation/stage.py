@@ -241,30 +241,19 @@ class ValidateStage(Stage):
         job = _Job(record, runner, test_files, logs, lines, spec.python, network, added,
                    environment_commit=spec.project_commit)  # fmt: skip
         runs: list[RunResult] = []
-        existing_runs: list[RunResult] = []  # after the golden runs, in runs.jsonl too
-        beside: dict[str, _Runs | Outcome] = {}
-
-        def existing_beside(first: _Runs) -> None:
-            beside["existing"] = self._existing(
-                job, environment, mirror, run_dir, existing_runs, first
-            )
-
         try:
-            golden = self._golden(job, environment, mirror, run_dir, runs, existing_beside)
+            golden = self._golden(job, environment, mirror, run_dir, runs)
             if isinstance(golden, Outcome):
                 return _with_runs(golden, logs)
             graded = grade(golden.before, golden.after)
             dropped = _grade_drop(graded, golden)
             if dropped is not None:
                 return _with_runs(dropped, logs)
-            existing = beside.get("existing") or self._existing(
-                job, environment, mirror, run_dir, existing_runs, golden
-            )
+            existing = self._existing(job, environment, mirror, run_dir, runs, golden)
             if isinstance(existing, Outcome):
                 return _with_runs(existing, logs)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
-            runs.extend(existing_runs)
             write_jsonl(logs / "runs.jsonl", runs)
         change = self._change_coverage(job, golden, existing)
         if isinstance(change, Outcome):
@@ -375,13 +364,7 @@ class ValidateStage(Stage):
             yield session
 
     def _golden(
-        self,
-        job: _Job,
-        environment: object,
-        mirror: Path,
-        run_dir: Path,
-        runs: list[RunResult],
-        beside: Callable[[_Runs], None] | None = None,
+        self, job: _Job, environment: object, mirror: Path, run_dir: Path, runs: list[RunResult]
     ) -> _Runs | Outcome:
         """The golden tests before and after the golden patch, or the drop.
 
@@ -390,10 +373,7 @@ class ValidateStage(Stage):
         pair decides the drop. Otherwise each side repeats N-1 times the tests whose verdict
         decides (F→P, P→P and P→F in the first pair: the instance's labels and its drops);
         tests F→F, skipped or xfail/xpass there are left out where the runner can leave tests
-        out (pytest's ``--deselect``), and the whole files run otherwise. ``beside`` (the
-        existing-test pass, which needs only the first pair) runs at the same time as the
-        repetitions, given the first pair: the cores a side leaves idle while the other
-        repeats are used.
+        out (pytest's ``--deselect``), and the whole files run otherwise.
         """
         record = job.record
         with contextlib.ExitStack() as stack:
@@ -452,26 +432,20 @@ class ValidateStage(Stage):
             if extra is None:  # this runner runs whole files: every test is repeated
                 extra, left_out = [], ()
             repetitions = list(range(1, self.settings.repetitions))
-            first_pair = dataclasses.replace(
-                result, before=list(result.before), after=list(result.after)
-            )
             repeated = _both(
                 {
-                    **{
-                        side: _bind(
-                            self._runs,
-                            job,
-                            sessions[side],
-                            job.files,
-                            "golden",
-                            side,
-                            repetitions,
-                            extra,
-                            left_out,
-                        )  # fmt: skip
-                        for side in SIDES
-                    },
-                    **({"beside": _bind(beside, first_pair)} if beside else {}),
+                    side: _bind(
+                        self._runs,
+                        job,
+                        sessions[side],
+                        job.files,
+                        "golden",
+                        side,
+                        repetitions,
+                        extra,
+                        left_out,
+                    )  # fmt: skip
+                    for side in SIDES
                 }
             )
             failed = _record(runs, repeated)

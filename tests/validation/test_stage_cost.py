@@ -97,54 +97,6 @@ def test_both_sides_run_at_the_same_time(make_case, backend, tmp_path):  # so, u
         assert second[0] < first[1], spans  # the second started before the first ended
 
 
-SUITE_TIMES = """
-
-def test_record_which_run_ran_when():
-    import os
-    import time
-    from pathlib import Path
-
-    started = time.time()
-    time.sleep(1.5)
-    run = Path(os.getcwd()).parts
-    (Path({folder!r}) / str(os.getpid())).write_text(json.dumps([run, started, time.time()]))
-"""
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("backend", ["local"])  # the runs write to a folder of this machine:
-def test_the_existing_pass_runs_beside_the_repetitions(make_case, backend, tmp_path):
-    """It needs only the first golden pair: it starts while the repetitions run, and both are
-    graded as before (unsandboxed: the runs write to this machine's folder)."""
-    folder = tmp_path / "runs"
-    folder.mkdir()
-    timed = SUITE_TIMES.format(folder=str(folder))
-    base = {"pkg/__init__.py": CODE, "tests/test_pkg.py": "import json\n" + TESTS + timed}
-    changed = timed.replace("time.sleep(1.5)", "time.sleep(1.50)")  # the existing pass runs it
-    outcome = make_case(
-        {"tests/test_pkg.py": "import json\n" + ADD_TEST + changed},
-        {"pkg/__init__.py": FIXED},
-        base_files=base,
-        sandbox="none",
-        repetitions=3,
-    )
-    assert outcome.verdict.kept, outcome.verdict
-    spans = [json.loads(path.read_text()) for path in folder.iterdir()]
-    assert len(spans) == 8  # a golden pair, 2 repetitions per side, an existing pair
-
-    def suite(parts):
-        return next(part for part in parts if part.startswith(("golden-", "existing-")))
-
-    existing = [(start, end) for parts, start, end in spans if suite(parts).startswith("exis")]
-    golden = sorted((start, end) for parts, start, end in spans if suite(parts).startswith("gold"))
-    repeated = golden[2:]  # after the first pair
-    assert len(existing) == 2 and len(repeated) == 4
-    assert min(start for start, _ in existing) < max(end for _, end in repeated), spans
-    runs = runs_of(outcome)
-    assert [(r.suite, r.side) for r in runs][-2:] == [("existing", "before"), ("existing", "after")]
-    assert outcome.output.stats.existing_tests.pass_to_pass == 2
-
-
 @pytest.mark.slow
 def test_the_existing_tests_of_a_file_the_test_patch_only_adds_to_are_not_run_again(make_case):
     """Their verdicts and coverage come from the golden runs' first pair: the same code ran."""
