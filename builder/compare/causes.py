@@ -51,22 +51,6 @@ with the failure's first line), so it is in neither of our lists."""
 UNEXPLAINED = "unexplained"
 """No recognised cause: a real disagreement to look at (environment, flakiness, grading)."""
 
-CAUSES = (
-    JUNK_ID,
-    XFAIL_EXCLUDED,
-    REFERENCE_EMPTY,
-    REFERENCE_LIST_EMPTY,
-    COLLECTION_ABORT,
-    SYMPY_LAST_TEST,
-    NEEDS_NETWORK,
-    CUT_COLLISION,
-    BEFORE_OUTCOME_DIFFERS,
-    SKIPPED_HERE,
-    FAILS_HERE,
-    UNEXPLAINED,
-)
-"""Every cause a difference may be given, in the order the table shows them."""
-
 AS_DEFINED = (
     JUNK_ID,
     XFAIL_EXCLUDED,
@@ -80,6 +64,17 @@ AS_DEFINED = (
 lists were made (a junk id, an aborted or empty run, sympy's reporter, SWE-bench's id cut) and
 the benchmark's definition of the labels (xfail/xpass are no transitions). A list whose every
 difference has one of these agrees with the reference *as defined*."""
+
+CAUSES = (
+    *AS_DEFINED,
+    NEEDS_NETWORK,
+    BEFORE_OUTCOME_DIFFERS,
+    SKIPPED_HERE,
+    FAILS_HERE,
+    UNEXPLAINED,
+)
+"""Every cause a difference may be given, in the order the table shows them: those of
+:data:`AS_DEFINED` first, then the disagreements our runs can name, then the rest."""
 
 
 def missing_cause(
