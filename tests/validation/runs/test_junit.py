@@ -46,18 +46,25 @@ class TestGroup:
 }
 
 
-def test_real_pytest_report(tmp_path):
-    for name, text in FILES.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    report = tmp_path / "report.xml"
-    files = sorted(FILES)
+def _report(root, files, *targets, options=()):
+    """``files`` (path → text) written under ``root``, a real pytest run of ``targets`` there
+    with a JUnit report (xunit1), and the report's bytes."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    report = root / "report.xml"
     subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
-         "--continue-on-collection-errors", f"--junitxml={report}", *files],
-        cwd=tmp_path, capture_output=True,
+         *options, f"--junitxml={report}", *targets],
+        cwd=root, capture_output=True,
     )  # fmt: skip
-    statuses = parse_junit(report.read_bytes(), files)
+    return report.read_bytes()
+
+
+def test_real_pytest_report(tmp_path):
+    files = sorted(FILES)
+    report = _report(tmp_path, FILES, *files, options=["--continue-on-collection-errors"])
+    statuses = parse_junit(report, files)
     assert statuses == {
         "tests/test_a.py::test_pass": TestStatus.PASSED,
         "tests/test_a.py::test_fail": TestStatus.FAILED,
@@ -73,9 +80,9 @@ def test_real_pytest_report(tmp_path):
         "tests/test_a.py::TestGroup::test_method": TestStatus.PASSED,
         "tests/test_a.py::TestGroup::TestInner::test_deep": TestStatus.FAILED,
     }
-    assert collection_errors(report.read_bytes()) == ["tests.test_broken"]
+    assert collection_errors(report) == ["tests.test_broken"]
     # mapped back to the run's file when it names one
-    assert collection_errors(report.read_bytes(), ["tests/test_a.py", "tests/test_broken.py"]) == [
+    assert collection_errors(report, ["tests/test_a.py", "tests/test_broken.py"]) == [
         "tests/test_broken.py"
     ]
 
@@ -91,17 +98,9 @@ def test_a_test_class_inherited_from_another_module_is_the_collecting_files(tmp_
         "pkg/__init__.py": "",
         "pkg/tests/__init__.py": "",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    report = tmp_path / "report.xml"
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
-         f"--junitxml={report}", "pkg/tests/test_table.py"],
-        cwd=tmp_path, capture_output=True,
-    )  # fmt: skip
-    assert 'file="pkg/tests/base.py"' in report.read_text()
-    assert parse_junit(report.read_bytes(), ["pkg/tests/test_table.py"]) == {
+    report = _report(tmp_path, files, "pkg/tests/test_table.py")
+    assert b'file="pkg/tests/base.py"' in report
+    assert parse_junit(report, ["pkg/tests/test_table.py"]) == {
         "pkg/tests/test_table.py::TestMeta::test_meta": TestStatus.PASSED
     }
 
@@ -159,15 +158,8 @@ def test_pass():
 def test_network_errors_name_the_tests_that_failed_for_lack_of_network(tmp_path):
     """A real pytest run: refused, unresolvable and urllib connections are named with their
     line; a plain assertion failure and a passing test are not."""
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_net.py").write_text(NETWORK)
-    report = tmp_path / "report.xml"
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
-         f"--junitxml={report}", "tests/test_net.py"],
-        cwd=tmp_path, capture_output=True,
-    )  # fmt: skip
-    found = network_errors(report.read_bytes(), ["tests/test_net.py"])
+    report = _report(tmp_path, {"tests/test_net.py": NETWORK}, "tests/test_net.py")
+    found = network_errors(report, ["tests/test_net.py"])
     assert set(found) == {
         "tests/test_net.py::test_refused",
         "tests/test_net.py::test_unresolvable",
@@ -250,16 +242,9 @@ def test_pass(): pass
 def test_skip_reasons_and_failure_messages_of_a_real_pytest_run(tmp_path):
     """The reasons of pytest skips (not of xfails), on one line and cut to 300 characters;
     the first line of each failure's or error's message (not a strict XPASS's)."""
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_out.py").write_text(OUTCOMES)
-    report = tmp_path / "report.xml"
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
-         f"--junitxml={report}", "tests/test_out.py"],
-        cwd=tmp_path, capture_output=True,
-    )  # fmt: skip
+    report = _report(tmp_path, {"tests/test_out.py": OUTCOMES}, "tests/test_out.py")
     node = "tests/test_out.py::"
-    reasons = skip_reasons(report.read_bytes(), ["tests/test_out.py"])
+    reasons = skip_reasons(report, ["tests/test_out.py"])
     assert set(reasons) == {
         node + "test_marked", node + "test_skipif", node + "test_importorskip",
         node + "test_skip_call",
@@ -270,7 +255,7 @@ def test_skip_reasons_and_failure_messages_of_a_real_pytest_run(tmp_path):
         "could not import 'not_a_module_anywhere': No module named 'not_a_module_anywhere'"
     )
     assert reasons[node + "test_skip_call"] == "x" * 300
-    messages = failure_messages(report.read_bytes(), ["tests/test_out.py"])
+    messages = failure_messages(report, ["tests/test_out.py"])
     assert set(messages) == {node + "test_assert", node + "test_error"}
     assert messages[node + "test_assert"] == "AssertionError: first line"
     assert messages[node + "test_error"] == 'failed on setup with "RuntimeError: fixture broke"'
