@@ -10,12 +10,13 @@ import hashlib
 import posixpath
 import re
 import shutil
+import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from builder.core.errors import SwtError
 from builder.core.files import inside
-from builder.core.gitutil import GitError, git
+from builder.core.gitutil import GitError, git, git_env
 
 
 class RepoUnavailable(SwtError, RuntimeError):
@@ -88,6 +89,27 @@ def submodules(mirror: Path, commit: str) -> list[Submodule]:
         if len(parts) == 3 and parts[0] == "160000":
             found.append(Submodule(name, fields["path"], fields["url"], parts[2]))
     return found
+
+
+def file_at(mirror: Path, commit: str, path: str) -> tuple[str, bytes] | None:
+    """``path``'s git mode and bytes at ``commit`` in ``mirror``, a path inside a submodule
+    read at the commit the superproject records for it (the mirror holds those commits); None
+    where the commit has no such file."""
+    for submodule in submodules(mirror, commit):
+        prefix = submodule.path.rstrip("/") + "/"
+        if path.startswith(prefix):
+            return file_at(mirror, submodule.commit, path.removeprefix(prefix))
+    line = git("ls-tree", "-z", commit, "--", path, cwd=mirror).rstrip("\0")
+    meta, _, listed = line.partition("\t")
+    parts = meta.split()
+    if listed != path or len(parts) != 3 or parts[1] != "blob":
+        return None
+    shown = subprocess.run(
+        ["git", "cat-file", "blob", parts[2]], cwd=mirror, capture_output=True, env=git_env()
+    )
+    if shown.returncode != 0:
+        raise GitError(["cat-file", "blob", parts[2]], shown.returncode, shown.stderr.decode())
+    return parts[0], shown.stdout
 
 
 class RepoCache:

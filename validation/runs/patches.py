@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import glob
 import os
+import shutil
 import subprocess
 from pathlib import Path, PurePosixPath
 
@@ -12,6 +14,7 @@ import unidiff
 from builder.core.diffs import UnsafePath, parse_patch, path_problem, unsafe_paths
 from builder.core.errors import SwtError
 from builder.core.gitutil import git_env
+from builder.core.repos import file_at
 
 NOT_RUNNABLE = ("conftest.py", "__init__.py")
 """Python files under tests that are support code, never passed to the runner."""
@@ -101,6 +104,64 @@ def apply_patch(worktree: Path, patch: str, label: str, check_only: bool = False
         found = check_checkout(worktree, touched)
         if found:
             raise UnsafePathError(label, found)
+
+
+def named_paths(patch: str) -> list[str]:
+    """Every path a patch names: what it changes, creates or removes, both names of a rename."""
+    try:
+        patch_set = parse_patch(patch)
+    except unidiff.UnidiffParseError as error:
+        raise PatchError(f"patch cannot be parsed: {error}") from error
+    names = set()
+    for patched in patch_set:
+        for name, prefix in ((patched.source_file, "a/"), (patched.target_file, "b/")):
+            if name and name != "/dev/null":
+                names.add(name.removeprefix(prefix))
+    return sorted(names)
+
+
+def restore(worktree: Path, mirror: Path, commit: str, patch: str, label: str) -> None:
+    """Undo ``patch`` in ``worktree``, a checkout of ``commit`` it was applied to that runs may
+    have changed since: each file it names as ``commit`` has it in ``mirror``, or gone where the
+    commit has none, and gone too the bytecode compiled from it (a cached ``.pyc`` of the
+    patched text can carry the restored file's size and second). The files are read from the
+    mirror, never through the checkout's own git: a run can rewrite the checkout's ``.git``.
+    Raise UnsafePathError if a run made one of the paths a symbolic link (or a folder above
+    it), PatchError if a file cannot be written back."""
+    paths = named_paths(patch)
+    found = check_checkout(worktree, paths)
+    if found:
+        raise UnsafePathError(label, found)
+    for path in paths:
+        target = worktree / path
+        try:
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif os.path.lexists(target):
+                target.unlink()
+            kept = file_at(mirror, commit, path)
+            if kept is not None:
+                mode, data = kept
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+                target.chmod(0o755 if mode == "100755" else 0o644)
+            _drop_bytecode(target)
+        except OSError as error:
+            raise PatchError(f"{label} cannot be undone at {path}: {error}") from error
+
+
+def _drop_bytecode(source: Path) -> None:
+    """The compiled forms of ``source``: ``__pycache__/NAME.*.pyc`` (pytest's rewritten ones
+    too) and Python 2's ``NAMEc`` beside it."""
+    if source.suffix != ".py":
+        return
+    cached = source.parent / "__pycache__"
+    compiled = [source.with_name(source.name + "c")]
+    if cached.is_dir() and not cached.is_symlink():
+        compiled += cached.glob(f"{glob.escape(source.stem)}.*.pyc")
+    for path in compiled:
+        if os.path.lexists(path):
+            path.unlink()
 
 
 def runnable_test_files(test_patch: str, patterns: tuple[str, ...] = ("*.py",)) -> list[str]:

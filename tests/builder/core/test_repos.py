@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from builder.core.gitutil import git
-from builder.core.repos import RepoCache, RepoUnavailable, github_repo, submodules, worktree
+from builder.core.repos import (
+    RepoCache,
+    RepoUnavailable,
+    file_at,
+    github_repo,
+    submodules,
+    worktree,
+)
 from tests.support.git import GitRepo
 from tests.support.submodules import with_submodule
 
@@ -87,3 +94,17 @@ def test_a_recorded_commit_missing_from_the_submodule_repository_is_named(tmp_pa
 )
 def test_github_repo_of_a_submodule_url(url, repo):
     assert github_repo(url, "astropy/astropy") == repo
+
+
+def test_a_file_is_read_at_a_commit_a_submodule_s_at_the_commit_recorded_for_it(tmp_path):
+    main, helpers, commit, _ = with_submodule(tmp_path)
+    main.write({"bin/run": "#!/bin/sh\n"})
+    (main.path / "bin" / "run").chmod(0o755)
+    executable = main.commit({}, "an executable")
+    cache = RepoCache(tmp_path / "cache", {"astro/main": str(main.path)})
+    mirror = cache.mirror("astro/main", executable)
+    assert file_at(mirror, commit, "setup.py") == ("100644", b"import ah\n")
+    assert file_at(mirror, executable, "bin/run") == ("100755", b"#!/bin/sh\n")
+    assert file_at(mirror, commit, "helpers/ah.py") == ("100644", b"VERSION = 1\n")  # not 2
+    assert file_at(mirror, commit, "bin/run") is None  # not yet at that commit
+    assert file_at(mirror, commit, "helpers") is None  # a folder (the gitlink), no file

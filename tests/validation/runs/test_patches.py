@@ -11,7 +11,9 @@ from validation.runs.patches import (
     UnsafePathError,
     apply_patch,
     check_checkout,
+    named_paths,
     patch_size,
+    restore,
     runnable_test_files,
     unsafe_patch_paths,
 )
@@ -125,3 +127,68 @@ def test_a_patch_changing_a_link_of_the_checkout_is_refused_before_applying(git_
         with pytest.raises(UnsafePathError, match="golden patch has unsafe paths: test_l.py"):
             apply_patch(git_repo.path, plain, "golden patch", check_only=check_only)
     assert (tmp_path / "host-file").read_text() == "host\n"
+
+
+def _mirror_of(git_repo, tmp_path):
+    """A bare clone of ``git_repo`` (what a session's checkout is read back from) and a
+    separate checkout of its HEAD."""
+    mirror = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(git_repo.path), str(mirror)], check=True)
+    tree = tmp_path / "tree"
+    subprocess.run(["git", "clone", "-q", str(git_repo.path), str(tree)], check=True)
+    return mirror, tree
+
+
+def test_restore_undoes_a_patch_after_runs_changed_the_checkout(git_repo, tmp_path):
+    """Every path the patch names is as the commit has it, whatever runs did to it since; the
+    bytecode of a restored file is gone (it can carry the same size and second)."""
+    commit = git_repo.commit({
+        "tests/test_a.py": "def test_a():\n    assert 1\n", "tests/old.py": "OLD = 1\n",
+        "tests/gone.py": "GONE = 1\n", "src/keep.py": "KEEP = 1\n",
+    })  # fmt: skip
+    mirror, tree = _mirror_of(git_repo, tmp_path)
+    patch = git_repo.diff({
+        "tests/test_a.py": "def test_a():\n    assert 2\n", "tests/test_new.py": "X = 1\n",
+        "tests/gone.py": None,
+    })  # fmt: skip
+    git_repo.git("mv", "tests/old.py", "tests/renamed.py")
+    renamed = git_repo.git("diff", "--cached", "-M")
+    git_repo.git("reset", "-q", "--hard", "HEAD")
+    for text in (patch, renamed):
+        apply_patch(tree, text, "test patch")
+    assert named_paths(renamed) == ["tests/old.py", "tests/renamed.py"]
+    cache = tree / "tests" / "__pycache__"  # what the runs left
+    cache.mkdir()
+    for name in ("test_a.cpython-311.pyc", "test_a.cpython-311-pytest-8.3.3.pyc", "keep.pyc"):
+        (cache / name).write_bytes(b"stale")
+    (tree / "tests" / "test_a.pyc").write_bytes(b"stale")  # Python 2's, beside it
+    (tree / "tests" / "test_new.py").write_text("changed by a run\n")
+    (tree / "tests" / "renamed.py").unlink()
+    (tree / "tests" / "gone.py").mkdir()  # a run made a folder where the file was
+    for text in (renamed, patch):
+        restore(tree, mirror, commit, text, "test patch")
+    assert (tree / "tests" / "test_a.py").read_text() == "def test_a():\n    assert 1\n"
+    assert (tree / "tests" / "old.py").read_text() == "OLD = 1\n"
+    assert (tree / "tests" / "gone.py").read_text() == "GONE = 1\n"
+    assert not (tree / "tests" / "test_new.py").exists()
+    assert not (tree / "tests" / "renamed.py").exists()
+    assert sorted(p.name for p in cache.iterdir()) == ["keep.pyc"]  # not of a restored file
+    assert not (tree / "tests" / "test_a.pyc").exists()
+    assert subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=tree,
+        capture_output=True, text=True, check=True,
+    ).stdout == ""  # fmt: skip
+
+
+def test_restore_refuses_a_link_a_run_made_on_a_patched_path(git_repo, tmp_path):
+    commit = git_repo.commit({"tests/test_a.py": "A = 1\n"})
+    mirror, tree = _mirror_of(git_repo, tmp_path)
+    patch = git_repo.diff({"tests/test_a.py": "A = 2\n"})
+    apply_patch(tree, patch, "test patch")
+    outside = tmp_path / "host.py"
+    outside.write_text("HOST = 1\n")
+    (tree / "tests" / "test_a.py").unlink()
+    (tree / "tests" / "test_a.py").symlink_to(outside)
+    with pytest.raises(UnsafePathError, match="undone after"):
+        restore(tree, mirror, commit, patch, "test patch (undone after its runs)")
+    assert outside.read_text() == "HOST = 1\n"  # not written through the link
