@@ -54,7 +54,9 @@ from validation.runs.generated import place_generated
 from validation.runs.patches import (
     NOT_RUNNABLE,
     PatchError,
+    UnsafePathError,
     patch_size,
+    restore,
     runnable_test_files,
     unsafe_patch_paths,
 )
@@ -62,7 +64,7 @@ from validation.runs.runners import PYTEST_LAUNCHER, Runner, make_runner
 from validation.test_changes import patch_changes
 
 STAGE = "validate"
-GRADING_VERSION = 7
+GRADING_VERSION = 8
 """Bump when how runs are graded or measured changes: it is part of every result key (which
 lines count for the golden tests in golden ΔC: ``credit.VERSION``)."""
 
@@ -242,16 +244,21 @@ class ValidateStage(Stage):
                    environment_commit=spec.project_commit)  # fmt: skip
         runs: list[RunResult] = []
         try:
-            golden = self._golden(job, environment, mirror, run_dir, runs)
-            if isinstance(golden, Outcome):
-                return _with_runs(golden, logs)
-            graded = grade(golden.before, golden.after)
-            dropped = _grade_drop(graded, golden)
-            if dropped is not None:
-                return _with_runs(dropped, logs)
-            existing = self._existing(job, environment, mirror, run_dir, runs, golden)
-            if isinstance(existing, Outcome):
-                return _with_runs(existing, logs)
+            with contextlib.ExitStack() as stack:
+                opened = self._golden_sessions(job, environment, mirror, run_dir, stack)
+                if isinstance(opened, Outcome):
+                    return _with_runs(opened, logs)
+                sessions, changes = opened
+                golden = self._golden(job, sessions, changes, runs)
+                if isinstance(golden, Outcome):
+                    return _with_runs(golden, logs)
+                graded = grade(golden.before, golden.after)
+                dropped = _grade_drop(graded, golden)
+                if dropped is not None:
+                    return _with_runs(dropped, logs)
+                existing = self._existing(job, sessions, environment, mirror, run_dir, runs, golden)
+                if isinstance(existing, Outcome):
+                    return _with_runs(existing, logs)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
             write_jsonl(logs / "runs.jsonl", runs)
@@ -363,101 +370,115 @@ class ValidateStage(Stage):
             place_generated(session, mirror, log, job.environment_commit)
             yield session
 
-    def _golden(
-        self, job: _Job, environment: object, mirror: Path, run_dir: Path, runs: list[RunResult]
-    ) -> _Runs | Outcome:
-        """The golden tests before and after the golden patch, or the drop.
+    def _golden_sessions(
+        self,
+        job: _Job,
+        environment: object,
+        mirror: Path,
+        run_dir: Path,
+        stack: contextlib.ExitStack,
+    ) -> tuple[dict[str, Session], dict[str, set[str] | None]] | Outcome:
+        """One checkout per side with the test patch, the golden patch on the after side (on
+        the before side only checked: it must apply), open until ``stack`` closes, and the
+        definitions the test patch changes (for golden ΔC, read from the before side); or the
+        drop when a patch does not apply."""
+        record = job.record
+        sessions: dict[str, Session] = {}
+        changes: dict[str, set[str] | None] = {}
+        for side in SIDES:
+            session = stack.enter_context(
+                self._session(job, environment, mirror, run_dir / f"golden-{side}")
+            )
+            try:
+                session.apply(record.test_patch, "test patch")
+            except PatchError as error:
+                return Outcome.drop(STAGE, DropReason.TEST_PATCH_DOES_NOT_APPLY, error=str(error))
+            if side == "before" and job.lines is not None:  # for golden ΔC
+                changes = _test_changes(job, mirror, session.tree)
+            try:
+                session.apply(record.patch, "golden patch", check_only=side == "before")
+            except PatchError as error:
+                return Outcome.drop(STAGE, DropReason.GOLDEN_PATCH_DOES_NOT_APPLY, error=str(error))
+            sessions[side] = session
+        return sessions, changes
 
-        One checkout per side, run at the same time: first one pair (measured when coverage is
-        on); if it shows no F→P candidate no repetition can make one, and the grade of that
-        pair decides the drop. Otherwise each side repeats N-1 times the tests whose verdict
+    def _golden(
+        self,
+        job: _Job,
+        sessions: Mapping[str, Session],
+        changes: Mapping[str, set[str] | None],
+        runs: list[RunResult],
+    ) -> _Runs | Outcome:
+        """The golden tests before and after the golden patch in their checkouts, or the drop.
+
+        The two sides run at the same time: first one pair (measured when coverage is on); if
+        it shows no F→P candidate no repetition can make one, and the grade of that pair
+        decides the drop. Otherwise each side repeats N-1 times the tests whose verdict
         decides (F→P, P→P and P→F in the first pair: the instance's labels and its drops);
         tests F→F, skipped or xfail/xpass there are left out where the runner can leave tests
         out (pytest's ``--deselect``), and the whole files run otherwise.
         """
-        record = job.record
-        with contextlib.ExitStack() as stack:
-            sessions: dict[str, Session] = {}
-            changes: dict[str, set[str] | None] = {}
-            for side in SIDES:
-                session = stack.enter_context(
-                    self._session(job, environment, mirror, run_dir / f"golden-{side}")
-                )
-                try:
-                    session.apply(record.test_patch, "test patch")
-                except PatchError as error:
-                    return Outcome.drop(
-                        STAGE, DropReason.TEST_PATCH_DOES_NOT_APPLY, error=str(error)
-                    )
-                if side == "before" and job.lines is not None:  # for golden ΔC
-                    changes = _test_changes(job, mirror, session.tree)
-                try:
-                    session.apply(record.patch, "golden patch", check_only=side == "before")
-                except PatchError as error:
-                    return Outcome.drop(
-                        STAGE, DropReason.GOLDEN_PATCH_DOES_NOT_APPLY, error=str(error)
-                    )
-                sessions[side] = session
-            first = _both(
-                {
-                    side: _bind(self._runs, job, sessions[side], job.files, "golden", side, [0])
-                    for side in SIDES
-                }
+        first = _both(
+            {
+                side: _bind(self._runs, job, sessions[side], job.files, "golden", side, [0])
+                for side in SIDES
+            }
+        )
+        failed = _record(runs, first)
+        if failed is not None:
+            return failed
+        result = _Runs(
+            [first["before"][0][0]],
+            [first["after"][0][0]],
+            {side: [first[side][0][1]] for side in SIDES},
+            changes,
+        )
+        if not result.after[0].tests:
+            last = result.after[0]
+            return Outcome.drop(
+                STAGE,
+                DropReason.NO_TESTS_COLLECTED,
+                exit_code=str(last.exit_code),
+                report_found=str(last.report_found),
+                collection_errors=", ".join(last.collection_errors),
+                log=last.log_path,
             )
-            failed = _record(runs, first)
-            if failed is not None:
-                return failed
-            result = _Runs(
-                [first["before"][0][0]],
-                [first["after"][0][0]],
-                {side: [first[side][0][1]] for side in SIDES},
-                changes,
-            )
-            if not result.after[0].tests:
-                last = result.after[0]
-                return Outcome.drop(
-                    STAGE,
-                    DropReason.NO_TESTS_COLLECTED,
-                    exit_code=str(last.exit_code),
-                    report_found=str(last.report_found),
-                    collection_errors=", ".join(last.collection_errors),
-                    log=last.log_path,
-                )
-            pair = grade(result.before, result.after)
-            if not pair.fail_to_pass or self.settings.repetitions == 1:
-                return result
-            decisive = {*pair.fail_to_pass, *pair.pass_to_pass, *pair.pass_to_fail}
-            left_out = tuple(sorted(pair.tests - decisive))
-            extra = job.runner.deselect_options(left_out) if left_out else []
-            if extra is None:  # this runner runs whole files: every test is repeated
-                extra, left_out = [], ()
-            repetitions = list(range(1, self.settings.repetitions))
-            repeated = _both(
-                {
-                    side: _bind(
-                        self._runs,
-                        job,
-                        sessions[side],
-                        job.files,
-                        "golden",
-                        side,
-                        repetitions,
-                        extra,
-                        left_out,
-                    )  # fmt: skip
-                    for side in SIDES
-                }
-            )
-            failed = _record(runs, repeated)
-            if failed is not None:
-                return failed
-            for side in SIDES:
-                getattr(result, side).extend(run for run, _ in repeated[side])
+        pair = grade(result.before, result.after)
+        if not pair.fail_to_pass or self.settings.repetitions == 1:
+            return result
+        decisive = {*pair.fail_to_pass, *pair.pass_to_pass, *pair.pass_to_fail}
+        left_out = tuple(sorted(pair.tests - decisive))
+        extra = job.runner.deselect_options(left_out) if left_out else []
+        if extra is None:  # this runner runs whole files: every test is repeated
+            extra, left_out = [], ()
+        repetitions = list(range(1, self.settings.repetitions))
+        repeated = _both(
+            {
+                side: _bind(
+                    self._runs,
+                    job,
+                    sessions[side],
+                    job.files,
+                    "golden",
+                    side,
+                    repetitions,
+                    extra,
+                    left_out,
+                )  # fmt: skip
+                for side in SIDES
+            }
+        )
+        failed = _record(runs, repeated)
+        if failed is not None:
+            return failed
+        for side in SIDES:
+            getattr(result, side).extend(run for run, _ in repeated[side])
         return result
 
     def _existing(
         self,
         job: _Job,
+        golden_sessions: Mapping[str, Session],
         environment: object,
         mirror: Path,
         run_dir: Path,
@@ -470,8 +491,10 @@ class ValidateStage(Stage):
         decide which patch lines are executable. A test the test patch leaves as it was (no
         line of its definition changed, no module-level line removed) already ran in the golden
         runs' first pair: its verdicts and coverage (per test, pytest's node ids) are read from
-        there. The rest run in checkouts without the test patch, one per side, at the same time
-        (the reused tests deselected); a file with nothing else to run is not run.
+        there. The rest run without the test patch, both sides at the same time (the reused
+        tests deselected), in the golden checkouts with the test patch undone
+        (:func:`restore`: what the runs compiled stays compiled); where it cannot be undone,
+        in new checkouts. A file with nothing else to run is not run.
         """
         files = _existing_test_files(job.record.test_patch)
         result = _Runs([], [], {"before": [], "after": []})
@@ -483,19 +506,11 @@ class ValidateStage(Stage):
         extra = job.runner.deselect_options(deselected) if deselected else []
         if files:
             with contextlib.ExitStack() as stack:
-                sessions: dict[str, Session] = {}
-                for side in SIDES:
-                    session = stack.enter_context(
-                        self._session(job, environment, mirror, run_dir / f"existing-{side}")
-                    )
-                    if side == "after":
-                        try:
-                            session.apply(job.record.patch, "golden patch (without the test patch)")
-                        except PatchError as error:
-                            return Outcome.drop(
-                                STAGE, DropReason.GOLDEN_PATCH_DOES_NOT_APPLY, error=str(error)
-                            )
-                    sessions[side] = session
+                sessions = self._existing_sessions(
+                    job, golden_sessions, environment, mirror, run_dir, stack
+                )
+                if isinstance(sessions, Outcome):
+                    return sessions
                 made = _both(
                     {
                         side: _bind(
@@ -529,6 +544,45 @@ class ValidateStage(Stage):
             getattr(result, side).append(run)
             result.measured[side].extend(measured)
         return result
+
+    def _existing_sessions(
+        self,
+        job: _Job,
+        golden_sessions: Mapping[str, Session],
+        environment: object,
+        mirror: Path,
+        run_dir: Path,
+        stack: contextlib.ExitStack,
+    ) -> Mapping[str, Session] | Outcome:
+        """Checkouts without the test patch, the golden patch on the after side: the golden
+        ones with the test patch undone, or, when a run left a file it names that cannot be
+        written back, new ones (opened on ``stack``). A run that made one of its paths a
+        symbolic link is a drop (``unsafe_path``)."""
+        record = job.record
+        label = "test patch (undone after its runs)"
+        try:
+            for session in golden_sessions.values():
+                restore(session.tree, mirror, record.base_commit, record.test_patch, label)
+            return golden_sessions
+        except UnsafePathError as error:
+            paths = "; ".join(found.text() for found in error.found)
+            return Outcome.drop(STAGE, DropReason.UNSAFE_PATH, patch=label, paths=paths)
+        except PatchError as error:
+            _note(job.logs / "existing.log", f"new checkouts for the existing tests: {error}\n")
+        sessions: dict[str, Session] = {}
+        for side in SIDES:
+            session = stack.enter_context(
+                self._session(job, environment, mirror, run_dir / f"existing-{side}")
+            )
+            if side == "after":
+                try:
+                    session.apply(record.patch, "golden patch (without the test patch)")
+                except PatchError as error:
+                    return Outcome.drop(
+                        STAGE, DropReason.GOLDEN_PATCH_DOES_NOT_APPLY, error=str(error)
+                    )
+            sessions[side] = session
+        return sessions
 
     def _runs(
         self,

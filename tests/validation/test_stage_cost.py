@@ -2,6 +2,7 @@
 pair that already decides the drop, and both sides at the same time."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +140,60 @@ def test_the_existing_pass_runs_only_the_tests_the_test_patch_changes_or_removes
     # test_double P→P (reused), test_old P→P and test_gone P→F (run at the base commit)
     assert (stats.existing_tests.pass_to_pass, stats.existing_tests.pass_to_fail) == (2, 1)
     assert (stats.golden_tests_added, stats.golden_tests_removed) == (1, 1)
+
+
+@pytest.mark.slow
+def test_the_existing_pass_runs_in_the_golden_checkouts_with_the_test_patch_undone(make_case):
+    """No new checkout for it (what the golden runs compiled stays compiled): the changed test
+    runs as the base commit has it, though its patched text has the same size."""
+    old = "\n\ndef test_old():\n    assert add(0, 0) == 0\n"
+    base = {"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS + old}
+    patched = (
+        TESTS + old.replace("== 0", "== 9") + "\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    outcome = make_case({"tests/test_pkg.py": patched}, {"pkg/__init__.py": FIXED}, base_files=base)
+    assert outcome.verdict.kept, outcome.verdict
+    assert outcome.output.stats.golden_tests.fail_to_fail == 1  # test_old as patched
+    existing = outcome.output.stats.existing_tests
+    assert (existing.pass_to_pass, existing.fail_to_fail) == (2, 0)  # test_double, test_old
+    assert [run.suite for run in runs_of(outcome)] == ["golden"] * 2 + ["existing"] * 2
+    logs = sorted(p.name for p in Path(outcome.verdict.evidence["logs"]).glob("*generated.log"))
+    assert logs == ["golden-after-generated.log", "golden-before-generated.log"]
+
+
+VANDAL = """
+
+def test_vandal():
+    import os
+    import shutil
+
+    if os.path.isdir("tests/data"):
+        shutil.rmtree("tests/data")
+        open("tests/data", "w").close()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local"])  # a container's writes never reach the checkout
+def test_the_existing_pass_gets_new_checkouts_where_the_test_patch_cannot_be_undone(
+    make_case, backend
+):
+    """A golden run made a file of the folder holding a file the test patch changes: that file
+    cannot be written back, so the existing tests run in new checkouts, as before."""
+    old = "\n\ndef test_old():\n    assert add(0, 0) == 0\n"
+    base = {"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS + old, "tests/data/x.txt": "1\n"}
+    patched = (
+        TESTS + old.replace("== 0", "== 9") + "\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    outcome = make_case(
+        {"tests/test_pkg.py": patched + VANDAL, "tests/data/x.txt": "2\n"},
+        {"pkg/__init__.py": FIXED},
+        base_files=base,
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    existing = outcome.output.stats.existing_tests
+    assert (existing.pass_to_pass, existing.fail_to_fail) == (2, 0)
+    logs = Path(outcome.verdict.evidence["logs"])
+    assert (logs / "existing-before-generated.log").is_file()
+    assert "new checkouts for the existing tests" in (logs / "existing.log").read_text()
+    assert "tests/data/x.txt" in (logs / "existing.log").read_text()

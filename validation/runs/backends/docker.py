@@ -145,7 +145,6 @@ class DockerSession(Session):
             "HOME": "/root",
             "TMPDIR": "/tmp",
             "PYTHONPATH": ":".join(paths),
-            "PYTHONDONTWRITEBYTECODE": "1",
             "LANG": "C.UTF-8",
         }
         return merge_env(base, self.environment.spec)
