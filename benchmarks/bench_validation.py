@@ -241,7 +241,7 @@ def _real(args: argparse.Namespace) -> int:
     )
     with tempfile.TemporaryDirectory(prefix="swt-bench-real-") as scratch:
         work = Path(args.work_dir or scratch)
-        ratios = []
+        medians = []
         for row in rows:
             mirror = find_mirror(Path(args.repos_dir), row["repo"])
             if mirror is None:
@@ -252,20 +252,28 @@ def _real(args: argparse.Namespace) -> int:
                 backend="local", repetitions=args.repetitions, coverage=True, timeout_s=3600
             )
             stage = ValidateStage(settings, work, {row["repo"]: str(mirror)})
-            raw = _raw_pair(stage, candidate, work / "raw")  # builds the environment first
-            started = time.perf_counter()
-            outcome = stage.process(candidate)
-            wall = time.perf_counter() - started
-            runs = list(read_jsonl(Path(outcome.verdict.evidence["runs"]), RunResult))
-            verdict = "kept" if outcome.verdict.kept else outcome.verdict.reason.value
-            ratios.append(wall / raw)
+            ratios = []
+            for round_ in range(1, args.rounds + 1):  # a raw pair, then a validation: paired
+                raw = _raw_pair(stage, candidate, work / "raw")  # builds the environment first
+                started = time.perf_counter()
+                outcome = stage.process(candidate)
+                wall = time.perf_counter() - started
+                runs = list(read_jsonl(Path(outcome.verdict.evidence["runs"]), RunResult))
+                verdict = "kept" if outcome.verdict.kept else outcome.verdict.reason.value
+                ratios.append(wall / raw)
+                print(
+                    f"{row['instance_id']} round {round_}: {verdict}; raw pair {raw:.1f}s; full "
+                    f"validation {wall:.1f}s wall ({len(runs)} runs, "
+                    f"{sum(r.duration_s for r in runs):.1f}s of test time): {wall / raw:.2f}x; "
+                    f"load {os.getloadavg()[0]:.2f}"
+                )
+            medians.append(statistics.median(ratios))
             print(
-                f"{row['instance_id']}: {verdict}; raw pair {raw:.1f}s; full validation "
-                f"{wall:.1f}s wall ({len(runs)} runs, {sum(r.duration_s for r in runs):.1f}s "
-                f"of test time): {wall / raw:.2f}x (goal <= 2.5x)"
+                f"{row['instance_id']}: median {medians[-1]:.2f}x over {len(ratios)} rounds "
+                f"(goal <= 2.5x)"
             )
-        if ratios:
-            print(f"median {statistics.median(ratios):.2f}x over {len(ratios)} records")
+        if medians:
+            print(f"median {statistics.median(medians):.2f}x over {len(medians)} records")
     return 0
 
 
