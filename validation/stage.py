@@ -249,16 +249,13 @@ class ValidateStage(Stage):
                 if isinstance(opened, Outcome):
                     return _with_runs(opened, logs)
                 sessions, changes = opened
-                golden = self._golden(job, sessions, changes, runs)
+                golden = self._first_pair(job, sessions, changes, runs)
                 if isinstance(golden, Outcome):
                     return _with_runs(golden, logs)
-                graded = grade(golden.before, golden.after)
-                dropped = _grade_drop(graded, golden)
-                if dropped is not None:
-                    return _with_runs(dropped, logs)
-                existing = self._existing(job, sessions, environment, mirror, run_dir, runs, golden)
-                if isinstance(existing, Outcome):
-                    return _with_runs(existing, logs)
+                made = self._rest(job, sessions, environment, mirror, run_dir, runs, golden)
+                if isinstance(made, Outcome):
+                    return _with_runs(made, logs)
+                graded, existing = made
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
             write_jsonl(logs / "runs.jsonl", runs)
@@ -402,22 +399,16 @@ class ValidateStage(Stage):
             sessions[side] = session
         return sessions, changes
 
-    def _golden(
+    def _first_pair(
         self,
         job: _Job,
         sessions: Mapping[str, Session],
         changes: Mapping[str, set[str] | None],
         runs: list[RunResult],
     ) -> _Runs | Outcome:
-        """The golden tests before and after the golden patch in their checkouts, or the drop.
-
-        The two sides run at the same time: first one pair (measured when coverage is on); if
-        it shows no F→P candidate no repetition can make one, and the grade of that pair
-        decides the drop. Otherwise each side repeats N-1 times the tests whose verdict
-        decides (F→P, P→P and P→F in the first pair: the instance's labels and its drops);
-        tests F→F, skipped or xfail/xpass there are left out where the runner can leave tests
-        out (pytest's ``--deselect``), and the whole files run otherwise.
-        """
+        """The golden tests' first pair: before and after the golden patch in their checkouts,
+        at the same time, measured when coverage is on; or the drop when a run cannot be graded
+        or the after side collected nothing."""
         first = _both(
             {
                 side: _bind(self._runs, job, sessions[side], job.files, "golden", side, [0])
@@ -443,146 +434,138 @@ class ValidateStage(Stage):
                 collection_errors=", ".join(last.collection_errors),
                 log=last.log_path,
             )
-        pair = grade(result.before, result.after)
-        if not pair.fail_to_pass or self.settings.repetitions == 1:
-            return result
+        return result
+
+    def _rest(
+        self,
+        job: _Job,
+        sessions: Mapping[str, Session],
+        environment: object,
+        mirror: Path,
+        run_dir: Path,
+        runs: list[RunResult],
+        golden: _Runs,
+    ) -> tuple[Grade, _Runs] | Outcome:
+        """After the first pair: the golden grade and the existing tests, or the drop.
+
+        A first pair with no F→P candidate decides the drop: no repetition can make one, and
+        nothing more runs. Otherwise each side, in its checkout and at the same time as the
+        other, repeats N-1 times the tests whose verdict decides (F→P, P→P and P→F in the
+        first pair: the instance's labels and its drops; tests F→F, skipped or xfail/xpass
+        there are left out where the runner can leave tests out, pytest's ``--deselect``, and
+        the whole files run otherwise), then runs the existing tests (:meth:`_existing_plan`)
+        with the test patch undone: a side does not wait for the other between the two.
+        Drops in order: a run that cannot be graded, the golden grade, the existing tests."""
+        pair = grade(golden.before, golden.after)
+        if not pair.fail_to_pass:
+            dropped = _grade_drop(pair, golden)  # none is kept without a fail-to-pass test
+            if dropped is not None:
+                return dropped
         decisive = {*pair.fail_to_pass, *pair.pass_to_pass, *pair.pass_to_fail}
         left_out = tuple(sorted(pair.tests - decisive))
         extra = job.runner.deselect_options(left_out) if left_out else []
         if extra is None:  # this runner runs whole files: every test is repeated
             extra, left_out = [], ()
         repetitions = list(range(1, self.settings.repetitions))
-        repeated = _both(
-            {
-                side: _bind(
-                    self._runs,
-                    job,
-                    sessions[side],
-                    job.files,
-                    "golden",
-                    side,
-                    repetitions,
-                    extra,
-                    left_out,
-                )  # fmt: skip
-                for side in SIDES
-            }
-        )
-        failed = _record(runs, repeated)
+        touched, reused_ids, files = self._existing_plan(job, mirror, golden)
+        deselected = tuple(sorted(reused_ids))
+        existing_extra = job.runner.deselect_options(deselected) if deselected else []
+
+        def side_chain(side: str) -> tuple[list[Any], list[Any] | Outcome]:
+            repeated = self._runs(
+                job, sessions[side], job.files, "golden", side, repetitions, extra, left_out
+            )
+            if not files or any(r.timed_out or not r.report_found for r, _ in repeated):
+                return repeated, []
+            with contextlib.ExitStack() as stack:
+                session = self._existing_session(
+                    job, side, sessions[side], environment, mirror, run_dir, stack
+                )
+                if isinstance(session, Outcome):
+                    return repeated, session
+                ran = self._runs(
+                    job, session, files, "existing", side, [0], existing_extra, deselected
+                )
+            return repeated, ran
+
+        chains = _both({side: _bind(side_chain, side) for side in SIDES})
+        failed = _record(runs, {side: chains[side][0] for side in SIDES})
+        made = {side: chains[side][1] for side in SIDES}
+        ran = {side: [] if isinstance(m, Outcome) else m for side, m in made.items()}
+        failed_existing = _record(runs, ran)
         if failed is not None:
             return failed
         for side in SIDES:
-            getattr(result, side).extend(run for run, _ in repeated[side])
-        return result
+            getattr(golden, side).extend(run for run, _ in chains[side][0])
+        graded = grade(golden.before, golden.after)
+        dropped = _grade_drop(graded, golden)
+        if dropped is not None:
+            return dropped
+        for side in SIDES:
+            if isinstance(made[side], Outcome):
+                return made[side]
+        if failed_existing is not None:
+            return failed_existing
+        if not touched:
+            return graded, _Runs([], [], {"before": [], "after": []})
+        return graded, _existing_result(golden, reused_ids, ran if files else {})
 
-    def _existing(
-        self,
-        job: _Job,
-        golden_sessions: Mapping[str, Session],
-        environment: object,
-        mirror: Path,
-        run_dir: Path,
-        runs: list[RunResult],
-        golden: _Runs,
-    ) -> _Runs | Outcome:
-        """The touched test files as they are at the base commit, once before/after the fix.
+    def _existing_plan(
+        self, job: _Job, mirror: Path, golden: _Runs
+    ) -> tuple[bool, set[str], list[str]]:
+        """What the existing-test pass runs: the touched test files as they are at the base
+        commit, once before and once after the fix.
 
         These are the repository's existing tests (Table 1), and with the golden tests they
         decide which patch lines are executable. A test the test patch leaves as it was (no
         line of its definition changed, no module-level line removed) already ran in the golden
         runs' first pair: its verdicts and coverage (per test, pytest's node ids) are read from
-        there. The rest run without the test patch, both sides at the same time (the reused
-        tests deselected), in the golden checkouts with the test patch undone
-        (:func:`restore`: what the runs compiled stays compiled); where it cannot be undone,
-        in new checkouts. A file with nothing else to run is not run.
+        there. Returns whether the test patch touches any existing test file, those reused ids
+        and the files the rest is in (run with the reused tests deselected; a file with
+        nothing else to run is not run).
         """
         files = _existing_test_files(job.record.test_patch)
-        result = _Runs([], [], {"before": [], "after": []})
         if not files:
-            return result
-        reused_ids, files = _reusable(job, mirror, files, golden)
-        made: dict[str, list[tuple[RunResult, coverage.Measured | None]]] = {}
-        deselected = tuple(sorted(reused_ids))
-        extra = job.runner.deselect_options(deselected) if deselected else []
-        if files:
-            with contextlib.ExitStack() as stack:
-                sessions = self._existing_sessions(
-                    job, golden_sessions, environment, mirror, run_dir, stack
-                )
-                if isinstance(sessions, Outcome):
-                    return sessions
-                made = _both(
-                    {
-                        side: _bind(
-                            self._runs,
-                            job,
-                            sessions[side],
-                            files,
-                            "existing",
-                            side,
-                            [0],
-                            extra,
-                            deselected,
-                        )  # fmt: skip
-                        for side in SIDES
-                    }
-                )
-            failed = _record(runs, made)
-            if failed is not None:
-                return failed
-        for side in SIDES:
-            first = getattr(golden, side)[0]
-            tests = {t: status for t, status in first.tests.items() if t in reused_ids}
-            measured = [_reused_coverage(golden.measured[side][0], reused_ids)] if tests else []
-            if made:
-                ((run, ran_measured),) = made[side]
-                # graded as one run of the whole files: the reused tests are no longer left out
-                run = run.model_copy(update={"tests": {**run.tests, **tests}, "deselected": ()})
-                measured.insert(0, ran_measured)
-            else:
-                run = first.model_copy(update={"suite": "existing", "tests": tests})
-            getattr(result, side).append(run)
-            result.measured[side].extend(measured)
-        return result
+            return False, set(), []
+        return True, *_reusable(job, mirror, files, golden)
 
-    def _existing_sessions(
+    def _existing_session(
         self,
         job: _Job,
-        golden_sessions: Mapping[str, Session],
+        side: str,
+        golden_session: Session,
         environment: object,
         mirror: Path,
         run_dir: Path,
         stack: contextlib.ExitStack,
-    ) -> Mapping[str, Session] | Outcome:
-        """Checkouts without the test patch, the golden patch on the after side: the golden
-        ones with the test patch undone, or, when a run left a file it names that cannot be
-        written back, new ones (opened on ``stack``). A run that made one of its paths a
-        symbolic link is a drop (``unsafe_path``)."""
+    ) -> Session | Outcome:
+        """A checkout of ``side`` without the test patch (the golden patch after): the golden
+        one with the test patch undone (:func:`restore`: what its runs compiled stays
+        compiled), or, when a run left a file the patch names that cannot be written back, a
+        new one (opened on ``stack``). A run that made one of its paths a symbolic link is a
+        drop (``unsafe_path``)."""
         record = job.record
         label = "test patch (undone after its runs)"
         try:
-            for session in golden_sessions.values():
-                restore(session.tree, mirror, record.base_commit, record.test_patch, label)
-            return golden_sessions
+            restore(golden_session.tree, mirror, record.base_commit, record.test_patch, label)
+            return golden_session
         except UnsafePathError as error:
             paths = "; ".join(found.text() for found in error.found)
             return Outcome.drop(STAGE, DropReason.UNSAFE_PATH, patch=label, paths=paths)
         except PatchError as error:
-            _note(job.logs / "existing.log", f"new checkouts for the existing tests: {error}\n")
-        sessions: dict[str, Session] = {}
-        for side in SIDES:
-            session = stack.enter_context(
-                self._session(job, environment, mirror, run_dir / f"existing-{side}")
+            _note(
+                job.logs / f"existing-{side}.log",
+                f"a new checkout for the existing tests: {error}\n",
             )
-            if side == "after":
-                try:
-                    session.apply(record.patch, "golden patch (without the test patch)")
-                except PatchError as error:
-                    return Outcome.drop(
-                        STAGE, DropReason.GOLDEN_PATCH_DOES_NOT_APPLY, error=str(error)
-                    )
-            sessions[side] = session
-        return sessions
+        session = stack.enter_context(
+            self._session(job, environment, mirror, run_dir / f"existing-{side}")
+        )
+        if side == "after":
+            try:
+                session.apply(record.patch, "golden patch (without the test patch)")
+            except PatchError as error:
+                return Outcome.drop(STAGE, DropReason.GOLDEN_PATCH_DOES_NOT_APPLY, error=str(error))
+        return session
 
     def _runs(
         self,
@@ -812,6 +795,30 @@ def _grade_drop(graded: Grade, golden: _Runs) -> Outcome | None:
             STAGE, DropReason.NO_FAIL_TO_PASS, fail_to_fail=", ".join(graded.fail_to_fail), log=last
         )
     return None
+
+
+def _existing_result(
+    golden: _Runs,
+    reused_ids: set[str],
+    ran: Mapping[str, list[tuple[RunResult, coverage.Measured | None]]],
+) -> _Runs:
+    """The existing tests per side: the run of what had to run (if anything did) with the
+    reused tests' first-pair verdicts and coverage added, graded as one run of the whole files."""
+    result = _Runs([], [], {"before": [], "after": []})
+    for side in SIDES:
+        first = getattr(golden, side)[0]
+        tests = {t: status for t, status in first.tests.items() if t in reused_ids}
+        measured = [_reused_coverage(golden.measured[side][0], reused_ids)] if tests else []
+        if ran:
+            ((run, ran_measured),) = ran[side]
+            # graded as one run of the whole files: the reused tests are no longer left out
+            run = run.model_copy(update={"tests": {**run.tests, **tests}, "deselected": ()})
+            measured.insert(0, ran_measured)
+        else:
+            run = first.model_copy(update={"suite": "existing", "tests": tests})
+        getattr(result, side).append(run)
+        result.measured[side].extend(measured)
+    return result
 
 
 def _bind(function: Callable[..., Any], *args: Any) -> Callable[[], Any]:

@@ -194,6 +194,29 @@ def test_the_existing_pass_gets_new_checkouts_where_the_test_patch_cannot_be_und
     existing = outcome.output.stats.existing_tests
     assert (existing.pass_to_pass, existing.fail_to_fail) == (2, 0)
     logs = Path(outcome.verdict.evidence["logs"])
-    assert (logs / "existing-before-generated.log").is_file()
-    assert "new checkouts for the existing tests" in (logs / "existing.log").read_text()
-    assert "tests/data/x.txt" in (logs / "existing.log").read_text()
+    for side in ("before", "after"):
+        assert (logs / f"existing-{side}-generated.log").is_file()
+        note = (logs / f"existing-{side}.log").read_text()
+        assert "a new checkout for the existing tests" in note
+        assert "tests/data/x.txt" in note
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local"])
+def test_a_side_runs_its_existing_tests_without_waiting_for_the_other_sides_repetitions(
+    make_case, backend
+):
+    """The after side's runs are slow (its test sleeps once fixed): the before side has
+    repeated and run its existing tests before the after side's repetition ends."""
+    old = "\n\ndef test_old():\n    assert add(0, 0) == 0\n"
+    base = {"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS + old}
+    slow = "\n\ndef test_add():\n    import time\n\n    assert add(1, 2) == 3\n    time.sleep(4)\n"
+    patched = TESTS + old.replace("== 0", "== 9") + slow
+    outcome = make_case(
+        {"tests/test_pkg.py": patched}, {"pkg/__init__.py": FIXED}, base_files=base, repetitions=2
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    logs = Path(outcome.verdict.evidence["logs"])
+    names = ("existing-before-0", "golden-after-1", "existing-after-0")
+    ended = {name: (logs / f"{name}.log").stat().st_mtime for name in names}
+    assert ended["existing-before-0"] < ended["golden-after-1"] < ended["existing-after-0"]
