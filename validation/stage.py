@@ -375,17 +375,18 @@ class ValidateStage(Stage):
         run_dir: Path,
         stack: contextlib.ExitStack,
     ) -> tuple[dict[str, Session], dict[str, set[str] | None]] | Outcome:
-        """One checkout per side with the test patch, the golden patch on the after side (on
-        the before side only checked: it must apply), open until ``stack`` closes, and the
-        definitions the test patch changes (for golden ΔC, read from the before side); or the
-        drop when a patch does not apply."""
+        """One checkout per side, made at the same time, with the test patch, the golden patch
+        on the after side (on the before side only checked: it must apply), open until
+        ``stack`` closes, and the definitions the test patch changes (for golden ΔC, read from
+        the before side); or the drop when a patch does not apply."""
         record = job.record
-        sessions: dict[str, Session] = {}
-        changes: dict[str, set[str] | None] = {}
-        for side in SIDES:
-            session = stack.enter_context(
-                self._session(job, environment, mirror, run_dir / f"golden-{side}")
-            )
+        opened: dict[str, contextlib.AbstractContextManager[Session]] = {}
+
+        def open_side(side: str) -> tuple[Session, dict[str, set[str] | None]] | Outcome:
+            context = self._session(job, environment, mirror, run_dir / f"golden-{side}")
+            session = context.__enter__()
+            opened[side] = context
+            changes: dict[str, set[str] | None] = {}
             try:
                 session.apply(record.test_patch, "test patch")
             except PatchError as error:
@@ -396,8 +397,19 @@ class ValidateStage(Stage):
                 session.apply(record.patch, "golden patch", check_only=side == "before")
             except PatchError as error:
                 return Outcome.drop(STAGE, DropReason.GOLDEN_PATCH_DOES_NOT_APPLY, error=str(error))
-            sessions[side] = session
-        return sessions, changes
+            return session, changes
+
+        try:
+            made = _both({side: _bind(open_side, side) for side in SIDES})
+        finally:  # closed with the stack, whatever happened
+            for side in SIDES:
+                if side in opened:
+                    stack.push(opened[side].__exit__)
+        for side in SIDES:  # the before side's drop first
+            if isinstance(made[side], Outcome):
+                return made[side]
+        sessions = {side: made[side][0] for side in SIDES}
+        return sessions, made["before"][1]
 
     def _first_pair(
         self,

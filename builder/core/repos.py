@@ -172,14 +172,19 @@ def worktree(mirror: Path, commit: str, path: Path) -> Iterator[Path]:
     submodule (nested ones too) a worktree of the same mirror at the commit recorded for it,
     which the mirror must hold (:meth:`RepoCache.mirror` brings them in)."""
     lock = mirror.parent / (mirror.name + ".lock")
-    with file_lock(lock):
+    with file_lock(lock):  # git's record of the worktrees: one change at a time
         _discard_worktree(mirror, path)  # a killed run may have left it, even locked
-        git("worktree", "add", "--quiet", "--detach", str(path), commit, cwd=mirror)
-        try:
+        git("worktree", "add", "--quiet", "--no-checkout", "--detach", str(path), commit,
+            cwd=mirror)  # fmt: skip
+    try:
+        # its own index and files: written while other worktrees of the mirror are made
+        git("reset", "--quiet", "--hard", commit, cwd=path)
+        with file_lock(lock):
             _add_submodules(mirror, commit, path)
-        except BaseException:
+    except BaseException:
+        with file_lock(lock):
             _discard_worktree(mirror, path)
-            raise
+        raise
     try:
         yield path
     finally:

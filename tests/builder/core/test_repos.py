@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from builder.core.gitutil import git
@@ -108,3 +110,28 @@ def test_a_file_is_read_at_a_commit_a_submodule_s_at_the_commit_recorded_for_it(
     assert file_at(mirror, commit, "helpers/ah.py") == ("100644", b"VERSION = 1\n")  # not 2
     assert file_at(mirror, commit, "bin/run") is None  # not yet at that commit
     assert file_at(mirror, commit, "helpers") is None  # a folder (the gitlink), no file
+
+
+def test_worktrees_of_one_mirror_are_made_at_the_same_time_each_at_its_commit(tmp_path):
+    """Their files are written outside the mirror's lock: each is still its own commit, whole,
+    and git's record of the worktrees stays right."""
+    repo = GitRepo(tmp_path / "repo")
+    commits = [repo.commit({f"f{i}.py": f"V = {n}\n" for i in range(50)}) for n in range(4)]
+    mirror = RepoCache(tmp_path / "cache", {"o/r": str(repo.path)}).mirror("o/r", commits[-1])
+    seen: dict[int, tuple[str, str]] = {}
+
+    def check(n: int) -> None:
+        with worktree(mirror, commits[n], tmp_path / "runs" / str(n) / "repo") as tree:
+            texts = {(tree / f"f{i}.py").read_text() for i in range(50)}
+            seen[n] = (
+                texts.pop() if len(texts) == 1 else repr(texts),
+                git("status", "--porcelain", cwd=tree),
+            )
+
+    threads = [threading.Thread(target=check, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen == {n: (f"V = {n}\n", "") for n in range(4)}
+    assert git("worktree", "list", "--porcelain", cwd=mirror).count("worktree ") == 1
