@@ -103,6 +103,21 @@ def test_memory():
         pass
 """
 
+LINKS_ITS_FILE = """
+
+def test_add():
+    assert add(1, 2) == 3
+
+
+def test_links_its_own_file():
+    import os
+
+    path = os.path.abspath(__file__)
+    if not os.path.islink(path):
+        os.remove(path)
+        os.symlink({target!r}, path)
+"""
+
 SETUP_PRINTS = "import os, sys\nprint('setup.py ran:', dict(os.environ))\nsys.exit(7)\n"
 SETUP_HANGS = "import time\ntime.sleep(60)\nraise SystemExit(1)\n"
 SETUP_HOARDS = "hoard = []\nwhile True:\n    hoard.append(bytearray(64 * 2**20))\n"
@@ -208,3 +223,25 @@ def test_a_setup_py_allocating_without_end(tmp_path, validate, backend):
             assert "MemoryError" in handle.read()
     else:  # the container's memory limit, which builds share with runs: the kernel's kill
         assert "ran out of memory (limit 256m)" in evidence["error"], evidence
+
+
+def test_turns_its_test_file_into_a_link_to_a_host_file(project, validate, canary, backend):
+    """The host undoes the test patch after the golden runs, for the existing tests: it writes
+    the file a run made a link to a host file through nothing (``unsafe_path``). A container's
+    writes never reach the checkout: on Docker the file is undone and the instance kept."""
+    changed = TESTS.replace("== 4", "== 4  # changed: the existing pass runs it")
+    test_patch = project.diff(
+        {
+            "tests/test_pkg.py": changed
+            + LINKS_ITS_FILE.format(target=str(canary.folder / "notes.txt"))
+        }
+    )
+    outcome = validate([project], project.candidate("links-its-file", test_patch), **LIMITS)
+    if backend == "local":
+        assert reason(outcome) == "unsafe_path", outcome.verdict
+        assert "tests/test_pkg.py" in outcome.verdict.evidence["paths"]
+        assert "undone after its runs" in outcome.verdict.evidence["patch"]
+    else:
+        assert reason(outcome) == "kept", outcome.verdict
+        assert outcome.output.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
+    # and the canary guard finds notes.txt unchanged
