@@ -226,9 +226,10 @@ def test_a_setup_py_allocating_without_end(tmp_path, validate, backend):
 
 
 def test_turns_its_test_file_into_a_link_to_a_host_file(project, validate, canary, backend):
-    """The host undoes the test patch after the golden runs, for the existing tests: it writes
-    the file a run made a link to a host file through nothing (``unsafe_path``). A container's
-    writes never reach the checkout: on Docker the file is undone and the instance kept."""
+    """The host undoes the test patch after the golden runs, for the existing tests: a test
+    file a run turned into a link to a host file is not written through (``unsafe_path``). A
+    container's writes never reach the checkout: on Docker the file is undone, the instance
+    kept."""
     changed = TESTS.replace("== 4", "== 4  # changed: the existing pass runs it")
     test_patch = project.diff(
         {
