@@ -173,6 +173,7 @@ def _settings(mode: str, args: argparse.Namespace) -> ValidationConfig:
         bundled_specs=mode == "tuned",
         spec_dirs=[str(d) for d in args.spec_dir] if mode == "tuned" else [],
         dated=True,
+        resolve_as_of=args.resolve_as_of,
         packages=["pytest"],
         limits=LimitsConfig(),
     )
@@ -248,12 +249,15 @@ def our_collection_errors(logs: Path) -> dict[str, list[str]]:
 
 
 def _label(mode: str, args: argparse.Namespace) -> str:
-    """The report's mode label: the spec mode, plus repetitions and coverage when not 1/off."""
+    """The report's mode label: the spec mode, plus repetitions and coverage when not 1/off,
+    the resolution date when given, the backend when not local."""
     label = mode
     if args.repetitions > 1:
         label += f"+{args.repetitions}x"
     if args.coverage:
         label += "+cov"
+    if args.resolve_as_of:
+        label += f"+asof{args.resolve_as_of}"
     if args.backend != "local":
         label += f"+{args.backend}"
     return label
@@ -297,6 +301,12 @@ def main(argv: list[str] | None = None) -> int:
         "--coverage", action="store_true", help="measure ΔC too (a full validation, as built)"
     )
     parser.add_argument("--timeout", type=float, default=1800.0)
+    parser.add_argument(
+        "--resolve-as-of",
+        default="",
+        metavar="YYYY-MM-DD",
+        help="resolve what is not pinned as of this date (validation.resolve_as_of)",
+    )
     parser.add_argument("--progress", action="store_true", help="print a line per candidate")
     parser.add_argument(
         "--only-stored", action="store_true", help="only records with a stored result"

@@ -91,6 +91,13 @@ class ValidationConfig(_Section):
     dated: bool = Field(
         default=True, description="resolve what is not pinned as of the environment commit's date"
     )
+    resolve_as_of: str = Field(
+        default="",
+        pattern=r"^(\d{4}-\d{2}-\d{2})?$",
+        description="a date (YYYY-MM-DD): what is not pinned resolves as of it in every dated "
+        "environment instead of the environment commit's date (a reference's own build date, "
+        "to rebuild its environments); empty: each environment commit's date",
+    )
     era_lag_days: int = Field(
         default=365, ge=0, description="a Python counts for a date once it is this many days old"
     )

@@ -72,6 +72,7 @@ def resolve(
     record_setup_commit: str = "",
     available_pythons: Iterable[str] = (),
     dated_default: bool = True,
+    resolve_as_of: str = "",
     era_lag_days: int = 365,
     spec_source: str = "",
     requires_python: str | None = None,
@@ -126,7 +127,9 @@ def resolve(
         install_command=settings.install_command,
         pre_install=tuple(settings.pre_install),
         system_packages=tuple(settings.system_packages),
-        exclude_newer=_iso(date) if dated else "",
+        exclude_newer=(f"{resolve_as_of}T00:00:00Z" if resolve_as_of else _iso(date))
+        if dated
+        else "",
         env=tuple(sorted(settings.env.items())),
         runner=settings.runner,
         test_command=tuple(settings.test_command or ()),
@@ -226,6 +229,7 @@ class EnvironmentResolver:
             "base_requirements": base_requirements.VERSION,
             "generated_files": [generated.VERSION, generated.INSTALLED_FILES.digest],
             "dated": self.settings.dated,
+            "resolve_as_of": self.settings.resolve_as_of,
             "era_lag_days": self.settings.era_lag_days,
             "inferred_extra_packages": list(self.settings.packages),
         }
@@ -265,6 +269,7 @@ class EnvironmentResolver:
             record_setup_commit=record.environment_setup_commit,
             available_pythons=list(self.available_pythons()),
             dated_default=self.settings.dated,
+            resolve_as_of=self.settings.resolve_as_of,
             era_lag_days=self.settings.era_lag_days,
             spec_source=source,
         )

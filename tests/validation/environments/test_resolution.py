@@ -1,4 +1,7 @@
-"""Which Python a resolved environment gets, and where that choice came from."""
+"""Which Python a resolved environment gets and where that choice came from; the date it resolves as of."""
+
+import pytest
+from pydantic import ValidationError
 
 from builder.core.config import ValidationConfig
 from tests.support.records import candidate
@@ -65,3 +68,33 @@ def test_inferred_at_the_environment_commit_and_written_per_version(tmp_path, gi
 
 
 TOX = "[tox]\nenvlist = py38,py39\n[testenv]\ncommands = pytest\n"
+
+
+def test_unpinned_packages_resolve_as_of_a_given_date_python_still_by_the_commit(git_repo):
+    """``resolve_as_of``: a reference's build date for every dated environment; the Python is
+    still the environment commit's era's (commits here are dated 2024-01-01)."""
+    base = git_repo.commit({"setup.py": "setup(name='w', version='1.0')\n"})
+    spec = RepoSpec(repo="acme/widgets")
+    own = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE)
+    assert own.spec.exclude_newer.startswith("2024-01-01T")
+    later = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE,
+                    resolve_as_of="2024-06-01")  # fmt: skip
+    assert later.spec.exclude_newer == "2024-06-01T00:00:00Z"
+    assert later.spec.python == own.spec.python == "3.11"
+    undated = resolve(
+        RepoSpec(repo="acme/widgets", defaults=Settings(dated=False)), mirror=git_repo.path,
+        base_commit=base, available_pythons=AVAILABLE, resolve_as_of="2024-06-01",
+    )  # fmt: skip
+    assert undated.spec.exclude_newer == ""  # a spec's dated = false wins
+
+
+def test_resolve_as_of_takes_a_date_and_is_in_the_fingerprint(tmp_path):
+    with pytest.raises(ValidationError):
+        ValidationConfig(resolve_as_of="June 2024")
+    prints = [
+        EnvironmentResolver(
+            ValidationConfig(resolve_as_of=when), tmp_path, lambda: AVAILABLE
+        ).fingerprint()["resolve_as_of"]
+        for when in ("", "2024-06-01")
+    ]
+    assert prints == ["", "2024-06-01"]
