@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib.util
 import os
 from pathlib import Path
 from typing import Any, Literal
 
 import tomllib
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from builder.core.errors import SwtError
 
@@ -128,6 +129,12 @@ class ValidationConfig(_Section):
         "index hosts (PyPI and the index settings' hosts; a Docker build installing system "
         'packages also the Debian mirror\'s) and these; ["*"]: any host',
     )
+
+    @field_validator("resolve_as_of", mode="before")
+    @classmethod
+    def _date_as_text(cls, value: Any) -> Any:
+        """A TOML date (``resolve_as_of = 2024-06-01``, or the same in ``--set``) as its text."""
+        return value.isoformat() if isinstance(value, dt.date) else value
 
     def bundled_spec_path(self) -> Path | None:
         """The directory of bundled specs; None when ``bundled_specs`` is off."""

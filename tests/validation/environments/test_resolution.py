@@ -1,9 +1,10 @@
-"""Which Python a resolved environment gets and where that choice came from; the date it resolves as of."""
+"""Which Python a resolved environment gets, where that choice came from, and the date it
+resolves as of."""
 
 import pytest
 from pydantic import ValidationError
 
-from builder.core.config import ValidationConfig
+from builder.core.config import ValidationConfig, load_config
 from tests.support.records import candidate
 from validation.environments.resolution import EnvironmentResolver, resolve
 from validation.environments.specs import RepoSpec, Settings, load_spec
@@ -91,6 +92,11 @@ def test_unpinned_packages_resolve_as_of_a_given_date_python_still_by_the_commit
 def test_resolve_as_of_takes_a_date_and_is_in_the_fingerprint(tmp_path):
     with pytest.raises(ValidationError):
         ValidationConfig(resolve_as_of="June 2024")
+    config = tmp_path / "swt-builder.toml"
+    config.write_text("[validation]\nresolve_as_of = 2024-06-01\n")  # a TOML date
+    assert load_config(config).validation.resolve_as_of == "2024-06-01"
+    given = load_config(None, ["validation.resolve_as_of=2024-06-02"], cwd=tmp_path)
+    assert given.validation.resolve_as_of == "2024-06-02"
     prints = [
         EnvironmentResolver(
             ValidationConfig(resolve_as_of=when), tmp_path, lambda: AVAILABLE
