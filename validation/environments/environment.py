@@ -31,10 +31,10 @@ from validation.environments.interpreters import Interpreters, find_uv
 COMPLETE = "swt-environment.json"
 """Written last, atomically: an environment without it is unfinished and is rebuilt."""
 
-KEY_VERSION = 7
+KEY_VERSION = 8
 """Bump when the meaning of the install steps changes: every environment is rebuilt.
 6: test tools undated, pins in the one resolution, build tools of the environment's era.
-7: pytest of its era's major series."""
+7: pytest of its era's major series. 8: ``py`` in environments of before pytest 7.2."""
 
 TEST_TOOLS = (
     "pytest", "pluggy", "py", "iniconfig", "exceptiongroup", "tomli", "atomicwrites",
@@ -86,6 +86,12 @@ major removes what the plugins of earlier eras use (pytest 8 the ``path`` argume
 collection hooks), and not every plugin is a test tool that resolves undated — libraries ship
 their own (asdf's schema tester), dated with the code under test. Before 4.0: pytest 3.10, which
 has every option the runner passes."""
+PY_DROPPED = "2022-10-24"
+"""The release of pytest 7.2.0, the first that no longer installs the ``py`` library (it
+keeps a shim of ``py.path`` and ``py.error`` alone). An environment dated before it gets
+``py`` as the pytest of its date did: the plugins and tests of that era import the rest
+(pytest-benchmark 3.4 writes through ``py.io``), while the pytest of its major series, chosen
+by :func:`pytest_date`, can be 7.2 or later."""
 LEGACY_BUILD_SETUPTOOLS = "2019-02-05"
 """The other floor of the build tools' date: the release of setuptools 40.8.0 (PyPI), which uv
 (as pip) requires to build a project that has no ``pyproject.toml`` (an old sdist such as
@@ -280,6 +286,8 @@ def install_steps(
     legacy = bool(project and spec.setup_requires)
     dated = bool(spec.exclude_newer) and installer == "uv"
     seed = [] if "setuptools" in _names(spec.packages) else [_runtime_setuptools(spec, dated)]
+    if dated and _resolution_date(spec)[:10] < PY_DROPPED and "py" not in _names(spec.packages):
+        seed.append("py")
     options: tuple[str, ...] = ()
     if installer == "uv" and spec.pins:
         overrides = f"{venv}/{OVERRIDES}"
@@ -313,7 +321,7 @@ def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
     """uv's options dating a resolution: the environment's date (never before its Python's
     :func:`python_floor`), the build tools never before setuptools 40.8, and no date for test
     tools and pinned packages."""
-    date = max(spec.exclude_newer, python_floor(spec.python))
+    date = _resolution_date(spec)
     options = ("--exclude-newer", date)
     if date[:10] < LEGACY_BUILD_SETUPTOOLS:
         for tool in BUILD_TOOLS:
@@ -326,6 +334,12 @@ def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
         until = pytest_date(date) if name == "pytest" and name not in pins else _FAR_FUTURE
         options += ("--exclude-newer-package", f"{name}={until}")
     return options
+
+
+def _resolution_date(spec: EnvironmentSpec) -> str:
+    """The date a dated environment resolves as of: its own, never before its Python's
+    :func:`python_floor`."""
+    return max(spec.exclude_newer, python_floor(spec.python))
 
 
 def pytest_date(date: str) -> str:

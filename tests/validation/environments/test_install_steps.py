@@ -224,3 +224,16 @@ def test_a_pinned_build_tool_also_constrains_isolated_builds():
     plain = install_steps(BASE, base_python="p", venv="/e", project_dir="/src")
     assert "build constraints" not in [s.label for s in plain]
     assert "--build-constraints" not in dependencies_of(BASE).argv
+
+
+def test_an_environment_of_before_pytest_7_2_gets_py_as_the_pytest_of_its_date_did():
+    """pytest 7.2 stopped installing ``py``; the pytest of an older environment's major series
+    can be 7.2 or later, and the plugins of its date still call ``py.io``."""
+    wanted = dependencies_of(BASE).argv  # dated 2021
+    assert "py" in wanted and dated_for(wanted)["py"] == "2100-01-01T00:00:00Z"  # a test tool
+    later = dataclasses.replace(BASE, exclude_newer="2023-03-01T00:00:00Z")
+    assert "py" not in dependencies_of(later).argv
+    floor = dataclasses.replace(BASE, python="3.12", exclude_newer="2021-05-02T00:00:00Z")
+    assert "py" not in dependencies_of(floor).argv  # resolved as of 3.12's floor, 2024
+    given = dataclasses.replace(BASE, packages=(*BASE.packages, "py==1.10.0"))
+    assert [a for a in dependencies_of(given).argv if a in ("py", "py==1.10.0")] == ["py==1.10.0"]
