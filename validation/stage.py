@@ -359,10 +359,12 @@ class ValidateStage(Stage):
     ) -> Iterator[Session]:
         """A checkout at the base commit, with the files the environment's install generated
         that it lacks; with network when the spec allows it (``network`` is what the backend's
-        runs honour)."""
+        runs honour). Its runs write bytecode: its patches are applied before any run, and the
+        test patch is undone with the bytecode of its files (:func:`restore`)."""
         commit = job.record.base_commit
         with self.backend.session(environment, mirror, commit, run_dir) as session:
             session.network = job.network
+            session.bytecode = True
             log = job.logs / f"{run_dir.name}-generated.log"
             place_generated(session, mirror, log, job.environment_commit)
             yield session

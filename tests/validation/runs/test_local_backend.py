@@ -177,3 +177,18 @@ def test_session_from_backend_uses_worktree_and_configured_env_dir(tmp_path, git
         assert completed.exit_code == 0 and (tmp_path / "log.txt").read_text().strip() == "True"
     assert not (tmp_path / "run" / "repo").exists()
     subprocess.run(["git", "worktree", "list"], cwd=git_repo.path, check=True)
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_runs_write_bytecode_only_in_a_session_that_asks_for_it(session, sandbox):
+    """A patch applied within the second a run compiled a file, keeping its size, would run
+    the old code from the cache: only a session whose sources no run follows writes it."""
+    run = session(sandbox=sandbox)
+    (run.tree / "module.py").write_text("VALUE = 1\n")
+    completed, log = _run(run, "import module")
+    assert completed.exit_code == 0, log
+    assert not (run.tree / "__pycache__").exists()
+    run.bytecode = True
+    completed, log = _run(run, "import module")
+    assert completed.exit_code == 0, log
+    assert [p.name.split(".")[0] for p in (run.tree / "__pycache__").iterdir()] == ["module"]

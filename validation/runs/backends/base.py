@@ -19,6 +19,12 @@ class Session(abc.ABC):
     network: bool = False
     """True: this session's runs may use the network (a spec's ``network = true``)."""
 
+    bytecode: bool = False
+    """True: this session's runs write bytecode, and a later run reuses it. Only for a checkout
+    whose sources no run follows with a change the bytecode could outlive: Python checks a
+    cached ``.pyc`` by its source's size and second, and a patch applied within the second a
+    run compiled the file, keeping its size, would run the old code."""
+
     tree: Path
     """The checkout on this machine (what the runs see at their fixed path); read, never run."""
 

@@ -145,6 +145,7 @@ class DockerSession(Session):
             "HOME": "/root",
             "TMPDIR": "/tmp",
             "PYTHONPATH": ":".join(paths),
+            **({} if self.bytecode else {"PYTHONDONTWRITEBYTECODE": "1"}),
             "LANG": "C.UTF-8",
         }
         return merge_env(base, self.environment.spec)

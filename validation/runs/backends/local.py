@@ -171,6 +171,7 @@ class LocalSession(Session):
             "HOME": f"{self.inside}/home",
             "TMPDIR": f"{self.inside}/tmp",
             "PYTHONPATH": os.pathsep.join([self.testbed, *paths]),
+            **({} if self.bytecode else {"PYTHONDONTWRITEBYTECODE": "1"}),
             "LANG": "C.UTF-8",
             "VIRTUAL_ENV": str(self.python.parent.parent),
         }
