@@ -292,6 +292,7 @@ def _raw_pair(stage, candidate, run_dir: Path) -> float:
     for side in ("before", "after"):
         where = run_dir / side
         with stage.backend.session(environment, mirror, candidate.base_commit, where) as session:
+            session.bytecode = True  # the plain command: Python's default
             session.apply(candidate.test_patch, "test patch")
             if side == "after":
                 session.apply(candidate.patch, "golden patch")
