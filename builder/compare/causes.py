@@ -48,6 +48,13 @@ optional package the environment lacks), so it is in neither of our lists."""
 FAILS_HERE = "fails_here"
 """The test failed before and after the fix in our runs (F→F, ``run_metadata.unlisted_tests``
 with the failure's first line), so it is in neither of our lists."""
+NOT_PASSED_IN_REFERENCE = "not_passed_in_reference"
+"""Ours lists the test and the reference lists it in neither list, while it lists other tests of
+its file (so its runs reached the file): the reference's runs did not see the transition ours
+did — for a PASS_TO_PASS id, they did not pass it both before and after the fix; for a
+FAIL_TO_PASS id, they did not see it fail before and pass after. The reference publishes no run
+logs, so what its runs saw instead (a failure, a skip) is not known; reproduced by hand, such
+tests failed there for dependency versions other than ours."""
 UNEXPLAINED = "unexplained"
 """No recognised cause: a real disagreement to look at (environment, flakiness, grading)."""
 
@@ -71,6 +78,7 @@ CAUSES = (
     BEFORE_OUTCOME_DIFFERS,
     SKIPPED_HERE,
     FAILS_HERE,
+    NOT_PASSED_IN_REFERENCE,
     UNEXPLAINED,
 )
 """Every cause a difference may be given, in the order the table shows them: those of
@@ -138,13 +146,15 @@ def extra_cause(
     cut_collision: str = "",
     before_outcome: str = "",
     list_empty: str = "",
+    not_passed: str = "",
 ) -> tuple[str, str]:
     """The cause (and its evidence) of one of our ids the reference list lacks;
     ``collection_abort``, ``sympy_last`` and ``cut_collision`` are the evidence of
     :func:`builder.compare.aborts.collection_aborts`, :func:`sympy_last_tests` and
     :func:`cut_collisions` for it; ``before_outcome`` that of :func:`before_outcome` when the
     reference's other list has it; ``list_empty`` names the reference list, empty while the
-    other is not, that the id is missing from."""
+    other is not, that the id is missing from; ``not_passed`` the evidence of
+    :func:`not_passed_in_reference` when the reference lists the id in neither list."""
     if reference_empty:
         return REFERENCE_EMPTY, "FAIL_TO_PASS and PASS_TO_PASS of the reference are both empty"
     if collection_abort:
@@ -157,7 +167,28 @@ def extra_cause(
         return BEFORE_OUTCOME_DIFFERS, before_outcome
     if list_empty:
         return REFERENCE_LIST_EMPTY, f"the reference's {list_empty} is empty, its other list not"
+    if not_passed:
+        return NOT_PASSED_IN_REFERENCE, not_passed
     return UNEXPLAINED, ""
+
+
+def not_passed_in_reference(ours: str, path: str, listed: int) -> str:
+    """The evidence of one of our ``ours``-list tests of the file ``path`` that the reference
+    lists in neither list while it lists ``listed`` other tests of that file."""
+    seen = (
+        "failed before the fix and passed after it"
+        if ours == "FAIL_TO_PASS"
+        else "passed before and after the fix"
+    )
+    theirs = (
+        "its runs did not see it fail before and pass after"
+        if ours == "FAIL_TO_PASS"
+        else "its runs did not pass it both before and after"
+    )
+    return (
+        f"our runs: {seen}; the reference lists it in neither list while it lists {listed} "
+        f"other test(s) of {path}: {theirs} (it publishes no run logs that say why)"
+    )
 
 
 def before_outcome(ours: str, theirs: str) -> str:

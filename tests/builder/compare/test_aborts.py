@@ -55,7 +55,9 @@ def test_a_stop_before_the_fix_moves_other_files_tests_to_fail_to_pass() -> None
     assert _causes(f2p["missing"]) == dict.fromkeys(moved, causes.COLLECTION_ABORT)
     assert _causes(p2p["extra"]) == dict.fromkeys(moved, causes.COLLECTION_ABORT)
     # the record's other difference keeps its own cause: a test of a file the reference lists
-    assert _causes(f2p["extra"]) == {f"{NEW_FILE}::test_greedy_match": causes.UNEXPLAINED}
+    assert _causes(f2p["extra"]) == {
+        f"{NEW_FILE}::test_greedy_match": causes.NOT_PASSED_IN_REFERENCE
+    }
     assert labels["collection_abort_files"] == [
         "test/core/parser/grammar/grammar_base_test.py",
         REF_FILE,
@@ -101,7 +103,9 @@ def test_a_file_the_reference_lists_elsewhere_or_alone_is_not_an_abort() -> None
     labels = compare_labels(
         ours, {"FAIL_TO_PASS": (base + "test_even",), "PASS_TO_PASS": (other + "test_old",)}
     )
-    assert _causes(labels["FAIL_TO_PASS"]["extra"]) == {other + "test_new": causes.UNEXPLAINED}
+    assert _causes(labels["FAIL_TO_PASS"]["extra"]) == {
+        other + "test_new": causes.NOT_PASSED_IN_REFERENCE
+    }
     assert "collection_abort_files" not in labels
     # a reference naming one file only: nothing else shows that its run went on elsewhere, so
     # the test it lists as F→P and ours as P→P is only a difference of the runs before the fix

@@ -1,6 +1,6 @@
 """Causes named from the lists alone and from what our runs recorded about tests in neither
 of our lists: a test the two sides list in different lists, one our runs skipped, one that
-failed before and after the fix here."""
+failed before and after the fix here, one of ours the reference lists in neither list."""
 
 from __future__ import annotations
 
@@ -137,5 +137,91 @@ def test_the_new_causes_are_counted_in_the_tables_order() -> None:
     order = causes.CAUSES
     assert order.index(causes.CUT_COLLISION) < order.index(causes.BEFORE_OUTCOME_DIFFERS)
     assert order[order.index(causes.BEFORE_OUTCOME_DIFFERS) :] == (
-        causes.BEFORE_OUTCOME_DIFFERS, causes.SKIPPED_HERE, causes.FAILS_HERE, causes.UNEXPLAINED,
+        causes.BEFORE_OUTCOME_DIFFERS, causes.SKIPPED_HERE, causes.FAILS_HERE,
+        causes.NOT_PASSED_IN_REFERENCE, causes.UNEXPLAINED,
     )  # fmt: skip
+    assert causes.NOT_PASSED_IN_REFERENCE not in causes.AS_DEFINED
+
+
+def test_ours_in_neither_reference_list_of_a_file_it_reached_did_not_pass_there() -> None:
+    ours = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new", PATH + "test_new_here"),
+        PASS_TO_PASS=(PATH + "test_old", PATH + "test_old_here"),
+        run_metadata={"runner": "sympy"},
+    )
+    labels = _labels(ours, ("test_new",), ("test_old",))
+    found = {
+        item["id"]: (item["cause"], item.get("evidence"))
+        for name in ("FAIL_TO_PASS", "PASS_TO_PASS")
+        for item in labels[name]["extra"]
+    }
+    assert found == {
+        PATH + "test_new_here": (
+            causes.NOT_PASSED_IN_REFERENCE,
+            "our runs: failed before the fix and passed after it; the reference lists it in "
+            "neither list while it lists 2 other test(s) of tests/test_stats.py: its runs did "
+            "not see it fail before and pass after (it publishes no run logs that say why)",
+        ),
+        PATH + "test_old_here": (
+            causes.NOT_PASSED_IN_REFERENCE,
+            "our runs: passed before and after the fix; the reference lists it in neither list "
+            "while it lists 2 other test(s) of tests/test_stats.py: its runs did not pass it "
+            "both before and after (it publishes no run logs that say why)",
+        ),
+    }
+    # nothing of the file in the reference: its run may never have reached the file
+    alone = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=("sympy/core/tests/test_other.py::test_alone",),
+        run_metadata={"runner": "sympy"},
+    )
+    (extra,) = _labels(alone, ("test_new",), ())["PASS_TO_PASS"]["extra"]
+    assert extra["cause"] == causes.REFERENCE_LIST_EMPTY
+    alone = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=(PATH + "test_old", "sympy/core/tests/test_other.py::test_alone"),
+        run_metadata={"runner": "sympy"},
+    )
+    (extra,) = _labels(alone, ("test_new",), ("test_old",))["PASS_TO_PASS"]["extra"]
+    assert (extra["cause"], extra.get("evidence")) == (causes.UNEXPLAINED, None)
+
+
+def test_not_passed_in_reference_comes_after_the_artifacts_that_explain_an_absent_id() -> None:
+    path = "sympy/core/tests/test_basic.py::"
+    sympy = make_instance(
+        FAIL_TO_PASS=(path + "test_new",),
+        PASS_TO_PASS=(path + "test_a", path + "test_last"),
+        run_metadata={"runner": "sympy"},
+    )
+    (last,) = _labels(sympy, ("test_new",), ("test_a",))["PASS_TO_PASS"]["extra"]
+    assert last["cause"] == causes.SYMPY_LAST_TEST
+    two_missing = make_instance(
+        FAIL_TO_PASS=(path + "test_new",),
+        PASS_TO_PASS=(path + "test_a", path + "test_b", path + "test_c"),
+        run_metadata={"runner": "sympy"},
+    )
+    extra = _labels(two_missing, ("test_new",), ("test_a",))["PASS_TO_PASS"]["extra"]
+    assert [(item["id"], item["cause"]) for item in extra] == [
+        (path + "test_b", causes.NOT_PASSED_IN_REFERENCE),
+        (path + "test_c", causes.NOT_PASSED_IN_REFERENCE),
+    ]
+    empty_list = make_instance(FAIL_TO_PASS=(PATH + "test_new",), PASS_TO_PASS=(PATH + "test_old",))
+    (old,) = _labels(empty_list, (PATH + "test_new",), ())["PASS_TO_PASS"]["extra"]
+    assert old["cause"] == causes.REFERENCE_LIST_EMPTY
+
+
+def test_a_pytest_file_with_a_reference_test_ours_lacks_for_no_recorded_reason_is_not_named():
+    ours = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=(PATH + "test_old", PATH + "test_ours_only"),
+        run_metadata=_unlisted(test_skipped="skipped: no cftime"),
+    )
+    # a reference test our runs skipped: the file's ids agree in form, ours passed there
+    skipped = _labels(ours, (PATH + "test_new",), (PATH + "test_old", PATH + "test_skipped"))
+    (extra,) = skipped["PASS_TO_PASS"]["extra"]
+    assert extra["cause"] == causes.NOT_PASSED_IN_REFERENCE
+    # a reference test of the file ours lacks with nothing recorded: perhaps the same test
+    # under another id, so the extra one stays a disagreement to look at
+    renamed = _labels(ours, (PATH + "test_new",), (PATH + "test_old", PATH + "test_theirs_only"))
+    (extra,) = renamed["PASS_TO_PASS"]["extra"]
+    assert extra["cause"] == causes.UNEXPLAINED
