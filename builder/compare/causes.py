@@ -9,7 +9,10 @@ from builder.compare.ids import cut, short_path_option
 from validation.grading import FAILED_BEFORE_AND_AFTER, SKIPPED
 
 JUNK_ID = "junk_id"
-"""The reference id names no test (pytest's ``[100%]`` progress column, an id without ``::``)."""
+"""The reference id names no test (pytest's ``[100%]`` progress column, an id without ``::``),
+or names a test of a file the runs were not given (:func:`foreign_file`): a line printed from
+inside a test — a nested pytest run of pytester — that the reference's parser read as a
+result."""
 XFAIL_EXCLUDED = "xfail_excluded"
 """The test's outcome is declared (xfail/xpass): our grading leaves it out of both lists."""
 REFERENCE_EMPTY = "reference_empty"
@@ -88,7 +91,7 @@ CAUSES = (
 def missing_cause(
     reference_id: str,
     *,
-    junk: bool,
+    junk: bool | str,
     expected_outcome: bool,
     collection_abort: str = "",
     cut_collision: str = "",
@@ -96,14 +99,15 @@ def missing_cause(
     before_outcome: str = "",
     unlisted: str = "",
 ) -> tuple[str, str]:
-    """The cause (and its evidence) of a reference id our list lacks; ``collection_abort`` and
-    ``cut_collision`` are the evidence :func:`builder.compare.aborts.collection_aborts` and
-    :func:`cut_collisions` give it, if any; ``network_error`` the connection error our runs
+    """The cause (and its evidence) of a reference id our list lacks (``junk``: it names no
+    test, or the evidence of :func:`foreign_file` when it names another file);
+    ``collection_abort`` and ``cut_collision`` are the evidence
+    :func:`builder.compare.aborts.collection_aborts` and :func:`cut_collisions` give it, if any; ``network_error`` the connection error our runs
     recorded for the test (``run_metadata.needs_network``); ``before_outcome`` the evidence of
     :func:`before_outcome` when our other list has the test; ``unlisted`` what our runs saw of
     it when it is in neither of our lists (``run_metadata.unlisted_tests``)."""
     if junk:
-        return JUNK_ID, f"{reference_id!r} is not a test id"
+        return JUNK_ID, junk if isinstance(junk, str) else f"{reference_id!r} is not a test id"
     if expected_outcome:
         return XFAIL_EXCLUDED, "in run_metadata.expected_outcome_tests"
     if network_error:
@@ -120,6 +124,19 @@ def missing_cause(
     if unlisted:
         return unlisted_cause(unlisted)
     return UNEXPLAINED, ""
+
+
+def foreign_file(path: str, run_files: Iterable[str]) -> str:
+    """The evidence of a reference pytest id of ``path``, when no file the runs were given (the
+    test patch's files, ``run_files``) is that file: empty when one is."""
+    files = sorted(set(run_files))
+    if not files or path in files:
+        return ""
+    return (
+        f"names a test of {path}, which is not a file the runs were given "
+        f"({', '.join(files)}): a line printed from inside a test (e.g. a nested pytest run) "
+        "that the reference's parser read as a result"
+    )
 
 
 def unlisted_cause(outcome: str) -> tuple[str, str]:

@@ -11,6 +11,7 @@ from builder.compare import causes
 from builder.compare.aborts import collection_aborts, file_of
 from builder.compare.ids import DEFAULT_RUNNER, is_junk, our_key, reference_key
 from builder.core.records import Instance
+from validation.runs.patches import touched_paths
 
 LISTS = ("FAIL_TO_PASS", "PASS_TO_PASS")
 
@@ -45,6 +46,23 @@ def compare_labels(
     for test, outcome in json.loads(instance.run_metadata.get("unlisted_tests", "{}")).items():
         unlisted.setdefault(our_key(test, runner), outcome)
     reference_empty = not any(reference[name] for name in LISTS)
+    seen = [
+        *(test for name in LISTS for test in getattr(instance, name)),
+        *json.loads(instance.run_metadata.get("expected_outcome_tests", "[]")),
+        *json.loads(instance.run_metadata.get("needs_network", "{}")),
+        *json.loads(instance.run_metadata.get("unlisted_tests", "{}")),
+    ]
+    run_files = (  # the files the runs were given: the test patch's, and any our runs reported
+        {*touched_paths(instance.test_patch), *map(file_of, seen)}
+        if runner == DEFAULT_RUNNER and instance.test_patch
+        else set()
+    )
+
+    def junk(test: str) -> bool | str:
+        if is_junk(test, runner):
+            return True
+        return causes.foreign_file(file_of(test), run_files) if run_files else False
+
     theirs = {
         name: _keyed(reference[name], lambda test: reference_key(test, runner)) for name in LISTS
     }
@@ -69,11 +87,11 @@ def compare_labels(
         for name in LISTS:  # runs recorded: ids that differ in form, not outcome, may be why
             for key in theirs[name].keys() - ours[name].keys() - ours[other[name]].keys():
                 if not (key in unlisted or key in offline or key in expected):
-                    if not is_junk(theirs[name][key], runner):
+                    if not junk(theirs[name][key]):
                         listed_by_file.pop(file_of(key), None)
     aborts = (
         collection_aborts(
-            {name: [key for key in theirs[name] if not is_junk(key, runner)] for name in LISTS},
+            {name: [key for key in theirs[name] if not junk(key)] for name in LISTS},
             {name: list(ours[name]) for name in LISTS},
             collection_errors,
         )
@@ -100,7 +118,7 @@ def compare_labels(
                 theirs[name][key],
                 *causes.missing_cause(
                     theirs[name][key],
-                    junk=is_junk(theirs[name][key], runner),
+                    junk=junk(theirs[name][key]),
                     expected_outcome=key in expected,
                     collection_abort=aborts.get((name, "missing", key), ""),
                     cut_collision=collisions.get(key, ""),

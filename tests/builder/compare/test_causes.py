@@ -225,3 +225,34 @@ def test_a_pytest_file_with_a_reference_test_ours_lacks_for_no_recorded_reason_i
     renamed = _labels(ours, (PATH + "test_new",), (PATH + "test_old", PATH + "test_theirs_only"))
     (extra,) = renamed["PASS_TO_PASS"]["extra"]
     assert extra["cause"] == causes.UNEXPLAINED
+
+
+def test_a_reference_id_of_a_file_the_runs_were_not_given_is_junk() -> None:
+    """pytest-7521's reference lists ``test_capsysbinary.py::test_hello``, printed by a nested
+    pytester run inside ``testing/test_capture.py``, the one file its test patch touches."""
+    ours = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=(PATH + "test_old",),
+        run_metadata=_unlisted(test_skipped="skipped: no cftime"),
+    )
+    nested = "test_capsysbinary.py::test_hello"
+    labels = _labels(ours, (PATH + "test_new",), (PATH + "test_old", nested, PATH + "test_gone"))
+    found = {item["id"]: item for item in labels["PASS_TO_PASS"]["missing"]}
+    assert found[nested] == {
+        "id": nested,
+        "cause": causes.JUNK_ID,
+        "evidence": "names a test of test_capsysbinary.py, which is not a file the runs were "
+        "given (tests/test_stats.py): a line printed from inside a test (e.g. a nested pytest "
+        "run) that the reference's parser read as a result",
+    }
+    assert found[PATH + "test_gone"]["cause"] == causes.UNEXPLAINED  # a file the runs were given
+    # the files our runs reported count as given, whatever the test patch names
+    reported = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=(PATH + "test_old",),
+        run_metadata={"unlisted_tests": json.dumps({"tests/test_more.py::test_x": "skipped"})},
+    )
+    (missing,) = _labels(reported, (PATH + "test_new",), ("tests/test_more.py::test_x",))[
+        "PASS_TO_PASS"
+    ]["missing"]
+    assert missing["cause"] == causes.SKIPPED_HERE
