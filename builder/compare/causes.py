@@ -99,12 +99,13 @@ def missing_cause(
     before_outcome: str = "",
     unlisted: str = "",
 ) -> tuple[str, str]:
-    """The cause (and its evidence) of a reference id our list lacks (``junk``: it names no
-    test, or the evidence of :func:`foreign_file` when it names another file);
-    ``collection_abort`` and ``cut_collision`` are the evidence
-    :func:`builder.compare.aborts.collection_aborts` and :func:`cut_collisions` give it, if any; ``network_error`` the connection error our runs
-    recorded for the test (``run_metadata.needs_network``); ``before_outcome`` the evidence of
-    :func:`before_outcome` when our other list has the test; ``unlisted`` what our runs saw of
+    """The cause (and its evidence) of a reference id our list lacks. ``junk``: it names no
+    test, or the evidence of :func:`foreign_file` when it names another file;
+    ``collection_abort`` and ``cut_collision``: the evidence
+    :func:`builder.compare.aborts.collection_aborts` and :func:`cut_collisions` give it, if any;
+    ``network_error``: the connection error our runs recorded for the test
+    (``run_metadata.needs_network``); ``before_outcome``: the evidence of
+    :func:`before_outcome` when our other list has the test; ``unlisted``: what our runs saw of
     it when it is in neither of our lists (``run_metadata.unlisted_tests``)."""
     if junk:
         return JUNK_ID, junk if isinstance(junk, str) else f"{reference_id!r} is not a test id"
