@@ -19,6 +19,7 @@ from typing import IO
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from builder.core.errors import SwtError
 from builder.core.files import atomic_write_text, canonical_json
@@ -96,6 +97,9 @@ LEGACY_BUILD_SETUPTOOLS = "2019-02-05"
 """The other floor of the build tools' date: the release of setuptools 40.8.0 (PyPI), which uv
 (as pip) requires to build a project that has no ``pyproject.toml`` (an old sdist such as
 atomicwrites 1.4.1, or the project itself); older build tools cannot build those at all."""
+
+LEGACY_SETUPTOOLS_VERSION = "40.8.0"
+"""The setuptools released on :data:`LEGACY_BUILD_SETUPTOOLS`."""
 
 WHEELS_LAG_DAYS = 182
 """A dated resolution is never older than its Python's release plus this many days. A spec may
@@ -295,6 +299,7 @@ def install_steps(
         steps.append(InstallStep("overrides", ("sh", "-c", write, overrides, *spec.pins)))
         options += ("--overrides", overrides)
         tools = [pin for pin in spec.pins if _names((pin,)) & set(BUILD_TOOLS)]
+        tools = [pin for pin in tools if not _builds_nothing(pin)]
         if tools:  # overrides do not reach isolated builds: the pinned tool must, as built
             constraints = f"{venv}/{BUILD_CONSTRAINTS}"
             steps.append(InstallStep("build constraints", ("sh", "-c", write, constraints, *tools)))
@@ -315,6 +320,30 @@ def install_steps(
             InstallStep("install command", ("sh", "-c", spec.install_command), in_project=True)
         )
     return steps
+
+
+def _builds_nothing(pin: str) -> bool:
+    """Whether ``pin`` holds setuptools below 40.8.0 (:data:`LEGACY_BUILD_SETUPTOOLS`), with
+    which uv (as pip) builds no project lacking a ``pyproject.toml``: as a build constraint it
+    would make every such sdist unbuildable (astropy 1.3's spec pins SWE-bench's setuptools
+    38.2.4, and MarkupSafe 1.0 is an sdist). The environment still gets the pin; isolated
+    builds get the build tools of the environment's date."""
+    try:
+        requirement = Requirement(pin)
+    except InvalidRequirement:
+        return False
+    if canonicalize_name(requirement.name) != "setuptools":
+        return False
+    legacy = Version(LEGACY_SETUPTOOLS_VERSION)
+    for specifier in requirement.specifier:  # one upper bound below 40.8 excludes it all
+        if specifier.operator in ("==", "===", "<", "<=", "~="):
+            try:
+                bound = Version(specifier.version.removesuffix(".*"))
+            except InvalidVersion:
+                continue
+            if bound < legacy:
+                return True
+    return False
 
 
 def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:

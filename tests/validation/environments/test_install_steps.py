@@ -237,3 +237,23 @@ def test_an_environment_of_before_pytest_7_2_gets_py_as_the_pytest_of_its_date_d
     assert "py" not in dependencies_of(floor).argv  # resolved as of 3.12's floor, 2024
     given = dataclasses.replace(BASE, packages=(*BASE.packages, "py==1.10.0"))
     assert [a for a in dependencies_of(given).argv if a in ("py", "py==1.10.0")] == ["py==1.10.0"]
+
+
+def test_a_setuptools_pin_older_than_what_builds_an_sdist_stays_out_of_isolated_builds():
+    """uv builds a project without pyproject.toml with setuptools ≥ 40.8 only: astropy 1.3's
+    spec pins SWE-bench's setuptools 38.2.4, which as a build constraint made its MarkupSafe 1.0
+    sdist unbuildable (the environment failed). The environment keeps the pin."""
+    old = ("setuptools==38.2.4", "cython==0.27.3", "numpy==1.16.0")
+    spec = dataclasses.replace(BASE, python="3.6", packages=old)
+    steps = install_steps(spec, base_python="p", venv="/e", project_dir="/src")
+    assert steps[2].label == "build constraints"
+    assert steps[2].argv[4:] == ("cython==0.27.3",)
+    assert "setuptools==38.2.4" in steps[1].argv  # the overrides: the environment's own
+    for pin, constrained in (
+        ("setuptools==40.7.3", False),
+        ("setuptools==40.8.0", True),
+        ("setuptools==68.0.0", True),
+    ):
+        one = dataclasses.replace(BASE, python="3.6", packages=(pin,))
+        steps = install_steps(one, base_python="p", venv="/e", project_dir="/src")
+        assert ("build constraints" in [s.label for s in steps]) is constrained, pin
