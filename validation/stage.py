@@ -162,9 +162,8 @@ class ValidateStage(Stage):
             "grading": GRADING_VERSION,
             "pytest_launcher": PYTEST_LAUNCHER.digest,  # how a pytest run's outcomes are read
             "metadata": [metadata.VERSION, metadata.SHIM.digest],
+            "test_imports": test_imports.VERSION,  # a spec may turn it on for its repository
         }
-        if self.settings.test_imports:
-            fingerprint["test_imports"] = test_imports.VERSION
         if self.settings.coverage:  # results without coverage do not depend on how it measures
             fingerprint["coverage_measure"] = [coverage.MEASURE_VERSION, coverage.RUNTIME.digest]
             fingerprint["coverage_credit"] = credit.VERSION
@@ -234,7 +233,7 @@ class ValidateStage(Stage):
             return Outcome.drop(STAGE, DropReason.REPO_UNAVAILABLE, error=str(error))
         run_dir = self.work_dir / "runs" / key[:16]
         added: dict[str, str] = {}
-        if self.settings.test_imports:
+        if self._test_imports(record, resolution):
             spec, environment, added = self._with_test_imports(
                 record, test_files, spec, environment, mirror, run_dir / "probe", logs
             )
@@ -352,6 +351,16 @@ class ValidateStage(Stage):
         if repo_spec is None or resolution.spec_source == "inferred":
             return False
         return repo_spec.settings(resolution.version).network
+
+    def _test_imports(self, record: Candidate, resolution: Resolution) -> bool:
+        """Whether this instance's environment gets what its touched test files import: the
+        spec's ``test_imports`` for this version when it sets it, else the configuration's."""
+        repo_spec = self.environments.library.get(record.repo)
+        if repo_spec is not None and resolution.spec_source != "inferred":
+            chosen = repo_spec.settings(resolution.version).test_imports
+            if chosen is not None:
+                return chosen
+        return self.settings.test_imports
 
     @contextlib.contextmanager
     def _session(

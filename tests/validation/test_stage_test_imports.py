@@ -5,8 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from builder.core.config import ValidationConfig
 from builder.core.records import DropReason
-from tests.support.stage_fixtures import ADD_TEST, FIXED
+from recipes.swe_bench import to_candidate
+from tests.support.git import GitRepo
+from tests.support.records import swe_record
+from tests.support.stage_fixtures import ADD_TEST, CODE, FIXED, TESTS
+from validation.stage import ValidateStage
 
 USES_DATEUTIL = (
     "from dateutil import parser\n\n"
@@ -80,3 +85,56 @@ def test_what_the_installer_blames_is_left_out_and_the_rest_installed(make_case,
     assert sorted(json.loads(metadata["test_requirements_failed"])) == missing
     assert outcome.output.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
     assert _log(outcome).count("not built") == len(missing)
+
+
+SKIPS_WITHOUT_DATEUTIL = (
+    "import pytest\n\n"
+    + ADD_TEST
+    + "\n\ndef test_parses():\n    parser = pytest.importorskip('dateutil.parser')\n"
+    + "    assert parser.parse('2020-01-02').day == 2\n"
+)
+
+
+def _spec_case(tmp_path, spec_line: str, *, configured: bool):
+    """A test skipped without dateutil, under a spec that says ``spec_line``, with the configuration's
+    ``validation.test_imports`` as ``configured``."""
+    repo = GitRepo(tmp_path / "repo")
+    base = repo.commit({"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS})
+    test_patch = repo.diff({"tests/test_pkg.py": SKIPS_WITHOUT_DATEUTIL})
+    patch = repo.diff({"pkg/__init__.py": FIXED})
+    spec = tmp_path / "imports.toml"
+    spec.write_text(
+        f'repo = "fixture/imports"\n\n[defaults]\npackages = ["pytest"]\ninstall = "none"\n'
+        f"{spec_line}"
+    )
+    settings = ValidationConfig(
+        backend="local", repetitions=1, coverage=False, spec_files=[str(spec)],
+        test_imports=configured,
+    )  # fmt: skip
+    stage = ValidateStage(settings, tmp_path / "work", {"fixture/imports": str(repo.path)})
+    return stage.process(to_candidate(swe_record("fixture/imports", 1, base, patch, test_patch)))
+
+
+def test_a_spec_that_turns_them_off_installs_nothing_for_its_repository(tmp_path):
+    """As SWE-bench installed pytest's project alone: the optional packages its tests skip
+    without stay out (twisted, installed for ``importorskip``, changed another test's
+    outcome)."""
+    outcome = _spec_case(tmp_path, "test_imports = false\n", configured=True)
+    assert outcome.verdict.kept, outcome.verdict
+    instance = outcome.output
+    assert instance.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
+    # dateutil is not there: the test that needs it skips itself before and after
+    assert "tests/test_pkg.py::test_parses" not in instance.PASS_TO_PASS
+    assert json.loads(instance.run_metadata["unlisted_tests"])[
+        "tests/test_pkg.py::test_parses"
+    ].startswith("skipped")
+    assert "test_requirements" not in instance.run_metadata
+    assert not (Path(outcome.verdict.evidence["logs"]) / "test-imports.log").exists()
+
+
+@pytest.mark.slow
+def test_a_spec_that_turns_them_on_installs_them_whatever_the_configuration(tmp_path):
+    outcome = _spec_case(tmp_path, "test_imports = true\n", configured=False)
+    assert outcome.verdict.kept, outcome.verdict
+    assert "tests/test_pkg.py::test_parses" in outcome.output.PASS_TO_PASS
+    assert json.loads(outcome.output.run_metadata["test_requirements"]) == ["python-dateutil"]

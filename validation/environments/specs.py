@@ -76,6 +76,12 @@ class Settings(_Model):
         default=None,
         description="resolve unpinned deps as of the date; unset: the configuration's `dated`",
     )
+    test_imports: bool | None = Field(
+        default=None,
+        description="install what the touched test files import and the environment lacks "
+        "(optional packages behind importorskip too); unset: the configuration's "
+        "validation.test_imports",
+    )
     network: bool = Field(
         default=False,
         description="true: test runs may use the network (less reproducible: results then "
