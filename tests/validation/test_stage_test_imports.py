@@ -96,8 +96,8 @@ SKIPS_WITHOUT_DATEUTIL = (
 
 
 def _spec_case(tmp_path, spec_line: str, *, configured: bool):
-    """A test skipped without dateutil, under a spec that says ``spec_line``, with the configuration's
-    ``validation.test_imports`` as ``configured``."""
+    """A test skipped without dateutil, under a spec that says ``spec_line``, with the
+    configuration's ``validation.test_imports`` as ``configured``."""
     repo = GitRepo(tmp_path / "repo")
     base = repo.commit({"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS})
     test_patch = repo.diff({"tests/test_pkg.py": SKIPS_WITHOUT_DATEUTIL})
