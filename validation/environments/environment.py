@@ -349,7 +349,7 @@ def _builds_nothing(pin: str) -> bool:
 def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
     """uv's options dating a resolution: the environment's date (never before its Python's
     :func:`python_floor`), the build tools never before setuptools 40.8, and no date for test
-    tools and pinned packages."""
+    tools and pinned packages (but a setuptools pinned below 40.8, see :func:`_builds_nothing`)."""
     date = _resolution_date(spec)
     options = ("--exclude-newer", date)
     if date[:10] < LEGACY_BUILD_SETUPTOOLS:
@@ -357,7 +357,9 @@ def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
             options += ("--exclude-newer-package", f"{tool}={LEGACY_BUILD_SETUPTOOLS}T23:59:59Z")
     named = _names(spec.packages)
     plugins = {name for name in named if name.startswith("pytest-")}
-    pins = _names(spec.pins)
+    # a setuptools pin below 40.8 is of before any build tools' date here, which then holds for
+    # isolated builds (undated, they would take the newest setuptools for the Python)
+    pins = _names(tuple(pin for pin in spec.pins if not _builds_nothing(pin)))
     undated = set(TEST_TOOLS) | plugins | pins
     for name in sorted(undated):
         until = pytest_date(date) if name == "pytest" and name not in pins else _FAR_FUTURE

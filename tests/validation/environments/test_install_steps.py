@@ -244,11 +244,19 @@ def test_a_setuptools_pin_older_than_what_builds_an_sdist_stays_out_of_isolated_
     spec pins SWE-bench's setuptools 38.2.4, which as a build constraint made its MarkupSafe 1.0
     sdist unbuildable (the environment failed). The environment keeps the pin."""
     old = ("setuptools==38.2.4", "cython==0.27.3", "numpy==1.16.0")
-    spec = dataclasses.replace(BASE, python="3.6", packages=old)
+    spec = dataclasses.replace(  # astropy 1.3's environment commit
+        BASE, python="3.6", packages=old, exclude_newer="2018-10-01T01:18:05Z"
+    )
     steps = install_steps(spec, base_python="p", venv="/e", project_dir="/src")
     assert steps[2].label == "build constraints"
     assert steps[2].argv[4:] == ("cython==0.27.3",)
     assert "setuptools==38.2.4" in steps[1].argv  # the overrides: the environment's own
+    # and isolated builds keep the build tools' date (40.8 then), not the newest for 3.6, whose
+    # setuptools has lost what the sdists of 2018 import (MarkupSafe 1.0: setuptools.Feature)
+    argv = dependencies_of(spec).argv
+    dated = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--exclude-newer-package"]
+    assert [d for d in dated if d.startswith("setuptools=")] == ["setuptools=2019-02-05T23:59:59Z"]
+    assert "cython=2100-01-01T00:00:00Z" in dated  # the other pins stay undated
     for pin, constrained in (
         ("setuptools==40.7.3", False),
         ("setuptools==40.8.0", True),
