@@ -9,7 +9,9 @@ option and its value are left out (:data:`SINCE`). pytest then runs in this proc
 exit code.
 
 The run also gets :class:`Outcomes`, a plugin that marks an unexpected pass of an xfail test in
-the JUnit report: pytest writes a non-strict xpass there as a plain pass.
+the JUnit report: pytest writes a non-strict xpass there as a plain pass. A pytest older than
+``--deselect`` (:data:`DESELECT_SINCE`) gets :class:`Deselect` in its place, which leaves the
+same tests out at collection.
 """
 
 import os
@@ -25,6 +27,12 @@ SINCE = {
 From pytest's changelog and sources: 3.0.0 (2016-08-18) added ``-o``/``--override-ini`` and
 ``--continue-on-collection-errors``. Options of every pytest (``-p``, ``-r``, ``--junitxml``)
 are not listed: an ``-r`` character a pytest does not know is ignored by it."""
+
+
+DESELECT = "--deselect"
+DESELECT_SINCE = (3, 5)
+"""pytest 3.5.0 (2018-03-21) added ``--deselect NODEID_PREFIX`` (its changelog, #3198); the
+builder passes it to leave tests out of a run (the existing-test pass)."""
 
 
 def version(text):
@@ -57,6 +65,38 @@ def supported(args, installed):
             continue
         kept.append(arg)
     return kept
+
+
+def deselections(args, installed):
+    """``args`` without their ``--deselect`` options, and the node id prefixes those named,
+    when the pytest of version ``installed`` lacks the option; else ``args`` as they are."""
+    if installed >= DESELECT_SINCE:
+        return list(args), []
+    kept, prefixes = [], []
+    rest = iter(args)
+    for arg in rest:
+        if arg == DESELECT:
+            prefixes.append(next(rest, ""))
+        elif arg.startswith(DESELECT + "="):
+            prefixes.append(arg[len(DESELECT) + 1 :])
+        else:
+            kept.append(arg)
+    return kept, [prefix for prefix in prefixes if prefix]
+
+
+class Deselect:
+    """``--deselect`` for a pytest that lacks it: the collected tests whose node id starts with
+    one of ``prefixes`` are left out and reported as deselected, as pytest 3.5 does."""
+
+    def __init__(self, prefixes):
+        self.prefixes = tuple(prefixes)
+
+    def pytest_collection_modifyitems(self, config, items):
+        chosen = [item for item in items if not item.nodeid.startswith(self.prefixes)]
+        dropped = [item for item in items if item.nodeid.startswith(self.prefixes)]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = chosen
 
 
 OUTCOME_PROPERTY = "swt_outcome"
@@ -99,8 +139,10 @@ def main(args):
     import pytest
 
     Outcomes.pytest_runtest_logreport = first(Outcomes.pytest_runtest_logreport, pytest)
-    arguments = supported(args, version(pytest.__version__))
-    return int(pytest.main(arguments, plugins=[Outcomes()]))
+    installed = version(pytest.__version__)
+    arguments, prefixes = deselections(supported(args, installed), installed)
+    plugins = [Outcomes(), *([Deselect(prefixes)] if prefixes else [])]
+    return int(pytest.main(arguments, plugins=plugins))
 
 
 if __name__ == "__main__":
