@@ -103,54 +103,63 @@ class IndexProxy:
             threading.Thread(target=self._handle, args=(client,), daemon=True).start()
 
     def _handle(self, client: socket.socket) -> None:
+        """One client's request, answered or relayed; a client or index that goes away part way
+        (a build step ended, a connection reset) ends it without a word: nobody is left to
+        answer, and a thread's traceback would only litter the builder's output."""
         with contextlib.closing(client):
-            head = _read_head(client)
-            if head is None:
-                return
-            head, _, leftover = head.partition(b"\r\n\r\n")
-            first, _, rest = (head + b"\r\n\r\n").partition(b"\r\n")
-            parts = first.decode("latin-1").split()
-            if len(parts) != 3:
-                client.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-                return
-            method, target, version = parts
-            if method == "CONNECT":
-                host, _, port = target.rpartition(":")
-                upstream_request = None
-            else:
-                url = urlsplit(target)
-                host, port = url.hostname or "", str(url.port or 80)
-                path = url.path or "/"
-                path += f"?{url.query}" if url.query else ""
-                upstream_request = f"{method} {path} {version}\r\n".encode() + rest + leftover
-            if not host or not port.isdigit() or not self.permits(host):
-                self.refused.append(host or target)
-                message = f"{host or target} is not a package index host this build may reach"
-                body = message.encode()
-                client.sendall(
-                    b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
-                    + f"Content-Length: {len(body)}\r\n\r\n".encode()
-                    + body
-                )
-                return
             try:
-                upstream = _connect(host, int(port))
-            except OSError as error:
-                body = f"cannot reach {host}:{port}: {error}".encode()
-                client.sendall(
-                    b"HTTP/1.1 502 Bad Gateway\r\n"
-                    + f"Content-Length: {len(body)}\r\n\r\n".encode()
-                    + body
-                )
+                self._exchange(client)
+            except OSError:
                 return
-            with contextlib.closing(upstream):
-                if upstream_request is None:
-                    client.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-                    if leftover:  # bytes the client sent right after its request
-                        upstream.sendall(leftover)
-                else:
-                    upstream.sendall(upstream_request)
-                _relay(client, upstream)
+
+    def _exchange(self, client: socket.socket) -> None:
+        head = _read_head(client)
+        if head is None:
+            return
+        head, _, leftover = head.partition(b"\r\n\r\n")
+        first, _, rest = (head + b"\r\n\r\n").partition(b"\r\n")
+        parts = first.decode("latin-1").split()
+        if len(parts) != 3:
+            client.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            return
+        method, target, version = parts
+        if method == "CONNECT":
+            host, _, port = target.rpartition(":")
+            upstream_request = None
+        else:
+            url = urlsplit(target)
+            host, port = url.hostname or "", str(url.port or 80)
+            path = url.path or "/"
+            path += f"?{url.query}" if url.query else ""
+            upstream_request = f"{method} {path} {version}\r\n".encode() + rest + leftover
+        if not host or not port.isdigit() or not self.permits(host):
+            self.refused.append(host or target)
+            message = f"{host or target} is not a package index host this build may reach"
+            body = message.encode()
+            client.sendall(
+                b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            return
+        try:
+            upstream = _connect(host, int(port))
+        except OSError as error:
+            body = f"cannot reach {host}:{port}: {error}".encode()
+            client.sendall(
+                b"HTTP/1.1 502 Bad Gateway\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            return
+        with contextlib.closing(upstream):
+            if upstream_request is None:
+                client.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                if leftover:  # bytes the client sent right after its request
+                    upstream.sendall(leftover)
+            else:
+                upstream.sendall(upstream_request)
+            _relay(client, upstream)
 
 
 def _read_head(client: socket.socket) -> bytes | None:

@@ -95,3 +95,15 @@ def test_the_builders_proxy_carries_what_no_proxy_does_not_exempt(tmp_path, upst
     with IndexProxy(tmp_path / "s", frozenset({"127.0.0.1"})):
         reply = ask(tmp_path / "s", f"CONNECT 127.0.0.1:{upstream} HTTP/1.1\r\n\r\nx".encode())
     assert not reply.startswith(b"HTTP/1.1 200")  # the upstream proxy was asked, and refused
+
+
+def test_a_client_that_goes_away_before_its_answer_ends_its_exchange_quietly(tmp_path):
+    """A build step that ends mid-request left a thread's BrokenPipeError traceback in the
+    builder's output for each such connection."""
+    proxy = IndexProxy(tmp_path / "s", frozenset({"127.0.0.1"}))
+    ours, theirs = socket.socketpair()
+    theirs.sendall(b"CONNECT example.com:443 HTTP/1.1\r\n\r\n")
+    theirs.close()  # gone before the answer: writing it fails with EPIPE
+    proxy._handle(ours)  # no exception
+    assert proxy.refused == ["example.com"]
+    assert ours.fileno() == -1  # closed
