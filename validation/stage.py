@@ -39,7 +39,7 @@ from validation.environments import metadata, test_imports
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.environments.interpreters import PYTHON_RELEASES
 from validation.environments.resolution import EnvironmentResolver, Resolution
-from validation.environments.specs import SpecError
+from validation.environments.specs import Settings, SpecError
 from validation.grading import (
     Grade,
     grade,
@@ -344,22 +344,26 @@ class ValidateStage(Stage):
     def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec:
         return measurable(spec, self.settings.coverage)
 
+    def _spec_settings(self, record: Candidate, resolution: Resolution) -> Settings | None:
+        """The settings the repository's own spec file gives this version (None for an
+        inferred spec)."""
+        repo_spec = self.environments.library.get(record.repo)
+        if repo_spec is None or resolution.spec_source == "inferred":
+            return None
+        return repo_spec.settings(resolution.version)
+
     def _network(self, record: Candidate, resolution: Resolution) -> bool:
         """Whether the repository's spec sets ``network = true`` for this version (an inferred
         spec never does)."""
-        repo_spec = self.environments.library.get(record.repo)
-        if repo_spec is None or resolution.spec_source == "inferred":
-            return False
-        return repo_spec.settings(resolution.version).network
+        settings = self._spec_settings(record, resolution)
+        return settings is not None and settings.network
 
     def _test_imports(self, record: Candidate, resolution: Resolution) -> bool:
         """Whether this instance's environment gets what its touched test files import: the
         spec's ``test_imports`` for this version when it sets it, else the configuration's."""
-        repo_spec = self.environments.library.get(record.repo)
-        if repo_spec is not None and resolution.spec_source != "inferred":
-            chosen = repo_spec.settings(resolution.version).test_imports
-            if chosen is not None:
-                return chosen
+        settings = self._spec_settings(record, resolution)
+        if settings is not None and settings.test_imports is not None:
+            return settings.test_imports
         return self.settings.test_imports
 
     @contextlib.contextmanager

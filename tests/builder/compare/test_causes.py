@@ -17,6 +17,16 @@ def _labels(instance, fail_to_pass, pass_to_pass):
     return compare_labels(instance, {"FAIL_TO_PASS": fail_to_pass, "PASS_TO_PASS": pass_to_pass})
 
 
+def _sympy(*pass_to_pass: str, path: str = "sympy/core/tests/test_basic.py::"):
+    """A sympy instance: ``test_new`` in FAIL_TO_PASS, ``pass_to_pass`` (names of ``path``'s
+    tests, or whole ids) in PASS_TO_PASS."""
+    return make_instance(
+        FAIL_TO_PASS=(path + "test_new",),
+        PASS_TO_PASS=tuple(t if "::" in t else path + t for t in pass_to_pass),
+        run_metadata={"runner": "sympy"},
+    )
+
+
 def test_a_test_in_the_other_list_is_before_outcome_differs_on_both_sides() -> None:
     ours = make_instance(
         FAIL_TO_PASS=(PATH + "test_new", PATH + "test_ours_failed"),
@@ -56,13 +66,7 @@ def test_before_outcome_differs_compares_by_key() -> None:
 
 
 def test_a_sympy_test_in_the_other_list_is_not_the_reporters_last_test() -> None:
-    path = "sympy/core/tests/test_basic.py::"
-    ours = make_instance(
-        FAIL_TO_PASS=(path + "test_new",),
-        PASS_TO_PASS=(path + "test_a", path + "test_b"),
-        run_metadata={"runner": "sympy"},
-    )
-    labels = _labels(ours, ("test_new", "test_b"), ("test_a",))
+    labels = _labels(_sympy("test_a", "test_b"), ("test_new", "test_b"), ("test_a",))
     (extra,) = labels["PASS_TO_PASS"]["extra"]
     assert extra["cause"] == causes.BEFORE_OUTCOME_DIFFERS
 
@@ -170,36 +174,21 @@ def test_ours_in_neither_reference_list_of_a_file_it_reached_did_not_pass_there(
         ),
     }
     # nothing of the file in the reference: its run may never have reached the file
-    alone = make_instance(
-        FAIL_TO_PASS=(PATH + "test_new",),
-        PASS_TO_PASS=("sympy/core/tests/test_other.py::test_alone",),
-        run_metadata={"runner": "sympy"},
-    )
-    (extra,) = _labels(alone, ("test_new",), ())["PASS_TO_PASS"]["extra"]
+    other = "sympy/core/tests/test_other.py::test_alone"
+    (extra,) = _labels(_sympy(other, path=PATH), ("test_new",), ())["PASS_TO_PASS"]["extra"]
     assert extra["cause"] == causes.REFERENCE_LIST_EMPTY
-    alone = make_instance(
-        FAIL_TO_PASS=(PATH + "test_new",),
-        PASS_TO_PASS=(PATH + "test_old", "sympy/core/tests/test_other.py::test_alone"),
-        run_metadata={"runner": "sympy"},
-    )
+    alone = _sympy("test_old", other, path=PATH)
     (extra,) = _labels(alone, ("test_new",), ("test_old",))["PASS_TO_PASS"]["extra"]
     assert (extra["cause"], extra.get("evidence")) == (causes.UNEXPLAINED, None)
 
 
 def test_not_passed_in_reference_comes_after_the_artifacts_that_explain_an_absent_id() -> None:
     path = "sympy/core/tests/test_basic.py::"
-    sympy = make_instance(
-        FAIL_TO_PASS=(path + "test_new",),
-        PASS_TO_PASS=(path + "test_a", path + "test_last"),
-        run_metadata={"runner": "sympy"},
-    )
-    (last,) = _labels(sympy, ("test_new",), ("test_a",))["PASS_TO_PASS"]["extra"]
+    (last,) = _labels(_sympy("test_a", "test_last"), ("test_new",), ("test_a",))["PASS_TO_PASS"][
+        "extra"
+    ]
     assert last["cause"] == causes.SYMPY_LAST_TEST
-    two_missing = make_instance(
-        FAIL_TO_PASS=(path + "test_new",),
-        PASS_TO_PASS=(path + "test_a", path + "test_b", path + "test_c"),
-        run_metadata={"runner": "sympy"},
-    )
+    two_missing = _sympy("test_a", "test_b", "test_c")
     extra = _labels(two_missing, ("test_new",), ("test_a",))["PASS_TO_PASS"]["extra"]
     assert [(item["id"], item["cause"]) for item in extra] == [
         (path + "test_b", causes.NOT_PASSED_IN_REFERENCE),
