@@ -9,6 +9,7 @@ import time
 import uuid
 
 import pytest
+from docker.errors import NotFound
 
 from builder.core.config import DockerConfig
 from tests.support import docker as docker_support
@@ -45,6 +46,15 @@ def session(backend, git_repo, tmp_path):
         yield opened
 
 
+def _logs(container) -> bytes:
+    """What ``container`` printed so far; nothing when it is gone since it was listed (a run
+    of the other side, or one the toolkit removed, between the listing and this read)."""
+    try:
+        return container.logs()
+    except NotFound:
+        return b""
+
+
 def _remove_running(
     backend, session, times: int, stop: threading.Event, hit: str = "remove"
 ) -> None:
@@ -55,7 +65,7 @@ def _remove_running(
     removed: set[str] = set()
     while len(removed) < times and not stop.is_set():
         for container in backend.client.containers.list(filters=wanted):
-            if container.id not in removed and b"started" in container.logs():
+            if container.id not in removed and b"started" in _logs(container):
                 container.kill() if hit == "kill" else container.remove(force=True)
                 removed.add(container.id)
         time.sleep(0.2)
@@ -160,7 +170,7 @@ def _restart_when_running(
         for container in client.containers.list(
             filters={**label_filter(kind), "status": "running"}
         ):
-            if (says or b"swt-fixed-code-running") in container.logs():
+            if (says or b"swt-fixed-code-running") in _logs(container):
                 done.append(docker_support.restart_daemon())
                 return
         time.sleep(0.2)
@@ -207,7 +217,7 @@ def _kill_when_running(
         for container in client.containers.list(
             filters={**label_filter(kind), "status": "running"}
         ):
-            if says in container.logs():
+            if says in _logs(container):
                 container.kill()
                 killed.append(container.id)
                 return
