@@ -22,11 +22,13 @@ SINCE = {
     "-o": ((3, 0), 1),
     "--override-ini": ((3, 0), 1),
     "--continue-on-collection-errors": ((3, 0), 0),
+    "--no-header": ((6, 0), 0),
 }
 """Option → (the first pytest that has it, how many values follow it as separate arguments).
 From pytest's changelog and sources: 3.0.0 (2016-08-18) added ``-o``/``--override-ini`` and
-``--continue-on-collection-errors``. Options of every pytest (``-p``, ``-r``, ``--junitxml``)
-are not listed: an ``-r`` character a pytest does not know is ignored by it."""
+``--continue-on-collection-errors``, 6.0.0 (2020-07-28) ``--no-header``. Options of every
+pytest (``-p``, ``-r``, ``--junitxml``) are not listed: an ``-r`` character a pytest does not
+know is ignored by it."""
 
 
 DESELECT = "--deselect"

@@ -19,6 +19,10 @@ PYTEST_LAUNCHER = RuntimeFiles("validation.runs", (("_swt_pytest.py", "pytest_la
 ``pytest_launcher.py``), so one command line fits every pytest an environment may get."""
 
 
+NO_HEADER = "--no-header"
+"""pytest's option (6.0+) that leaves its session header, and the hooks writing it, out."""
+
+
 class Runner(abc.ABC):
     """Builds a runner's command and turns its report into statuses keyed by test id.
 
@@ -104,6 +108,22 @@ class PytestRunner(Runner):
         if runtime is None:
             return [python, "-m", "pytest"]
         return [python, f"{runtime}/{PYTEST_LAUNCHER.script}"]
+
+    def command(
+        self,
+        python: str,
+        files: list[str],
+        report: str,
+        extra: Sequence[str] = (),
+        runtime: str | None = None,
+    ) -> list[str]:
+        """Through the launcher, also ``--no-header``, as SWE-bench's harness runs pytest: the
+        header is written by the project's own ``pytest_report_header`` hooks, which run before
+        any test and may change what the tests see (astropy 4.0's header plugin turns
+        deprecation warnings into errors for the rest of the session). The launcher leaves it
+        out for a pytest before 6.0, which lacks it; a spec's ``test_command`` runs as given."""
+        quiet = [] if self.launcher or runtime is None else [NO_HEADER]
+        return super().command(python, files, report, [*quiet, *extra], runtime)
 
     def options(self, report: str) -> list[str]:
         return [

@@ -51,10 +51,12 @@ def test_pytest_starts_through_the_launcher_when_the_session_provides_it():
     files = ["tests/test_a.py"]
     launched = runner.command("python", files, "r.xml", ("-p", "plug"), runtime="/tools/abc")
     assert launched[:2] == ["python", "/tools/abc/_swt_pytest.py"]
-    assert launched[2:] == runner.options("r.xml") + ["-p", "plug", *files]
-    assert runner.command("python", files, "r.xml")[:3] == ["python", "-m", "pytest"]
+    assert launched[2:] == runner.options("r.xml") + ["--no-header", "-p", "plug", *files]
+    plain = runner.command("python", files, "r.xml")
+    assert plain[:3] == ["python", "-m", "pytest"] and "--no-header" not in plain  # pytest < 6
     own = make_runner("pytest", ["python", "-m", "pytest", "-x"])  # a spec's test_command wins
-    assert own.command("python", files, "r.xml", runtime="/tools/abc")[:4] == list(own.launcher)
+    given = own.command("python", files, "r.xml", runtime="/tools/abc")
+    assert given[:4] == list(own.launcher) and "--no-header" not in given  # as the spec says
 
 
 def test_launcher_takes_deselect_options_out_for_a_pytest_older_than_3_5():
@@ -76,8 +78,10 @@ def test_launcher_reads_release_numbers(text, numbers):
 
 
 def test_launcher_leaves_out_options_older_pytests_lack_with_their_values():
-    options = make_runner("pytest").options("r.xml")
+    options = make_runner("pytest").options("r.xml") + ["--no-header"]
     assert pytest_launcher.supported(options + ["t.py"], (8, 3, 5)) == options + ["t.py"]
+    assert pytest_launcher.supported(options + ["t.py"], (6, 0)) == options + ["t.py"]
+    assert pytest_launcher.supported(options + ["t.py"], (5, 4, 3)) == options[:-1] + ["t.py"]
     assert pytest_launcher.supported(options + ["t.py"], (2, 9, 2)) == [
         "-rA", "-p", "no:cacheprovider", "--junitxml=r.xml", "t.py",
     ]  # fmt: skip
@@ -191,3 +195,36 @@ def test_the_launcher_marks_an_unexpected_pass_that_the_junit_report_shows_as_a_
     assert all(
         statuses["plain"][f"tests/test_o.py::{name}"] is TestStatus.PASSED for name in unexpected
     )
+
+
+HEADER_HOOK = {
+    "conftest.py": "import os\n\ndef pytest_report_header(config):\n"
+    "    os.environ['SWT_HEADER_HOOK_RAN'] = '1'\n    return 'project header'\n",
+    "tests/test_h.py": "import os\n\ndef test_untouched():\n"
+    "    assert 'SWT_HEADER_HOOK_RAN' not in os.environ\n",
+}
+
+
+def test_a_projects_header_hook_does_not_run_before_tests_started_through_the_launcher(tmp_path):
+    """As in SWE-bench's harness (``--no-header``): what a project's ``pytest_report_header``
+    does (astropy 4.0's made deprecation warnings errors for the session) does not reach the
+    tests. ``python -m pytest`` runs the hook, and the same test fails."""
+    project = tmp_path / "project"
+    for name, text in HEADER_HOOK.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    runner = make_runner("pytest")
+    folder = PYTEST_LAUNCHER.place(tmp_path / "tools")
+    files = ["tests/test_h.py"]
+    seen = {}
+    for name, runtime in (("launched", str(folder)), ("plain", None)):
+        report = tmp_path / f"{name}.xml"
+        command = runner.command(sys.executable, files, str(report), runtime=runtime)
+        done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=120)
+        results = runner.results(report.read_bytes(), files)
+        assert results is not None, done.stdout + done.stderr
+        seen[name] = (
+            results[0]["tests/test_h.py::test_untouched"],
+            "project header" in done.stdout,
+        )
+    assert seen == {"launched": (TestStatus.PASSED, False), "plain": (TestStatus.FAILED, True)}
