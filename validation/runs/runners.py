@@ -51,8 +51,12 @@ class Runner(abc.ABC):
         """The command running ``files`` and writing the report to ``report``; ``extra``
         options go after the runner's own (e.g. :meth:`context_options`); ``runtime`` is the
         folder holding :attr:`runtime` in the session."""
-        launcher = list(self.launcher) or self.default_launcher(python, runtime)
-        return [*launcher, *self.options(report), *extra, *self.arguments(files)]
+        if self.launcher:
+            launcher, launched = list(self.launcher), []
+        else:
+            launcher = self.default_launcher(python, runtime)
+            launched = self.launched_options(runtime)
+        return [*launcher, *self.options(report), *launched, *extra, *self.arguments(files)]
 
     def context_options(self, plugin: str) -> list[str] | None:
         """Options loading the coverage-context plugin module ``plugin`` (a context per test);
@@ -68,6 +72,11 @@ class Runner(abc.ABC):
     def default_launcher(self, python: str, runtime: str | None = None) -> list[str]:
         """How the runner starts when the spec names no ``test_command`` (``runtime``: the
         folder holding :attr:`runtime`, when the session provided it)."""
+
+    def launched_options(self, runtime: str | None) -> list[str]:
+        """Options the runner gets only when :meth:`default_launcher` starts it (a spec's
+        ``test_command`` runs as given)."""
+        return []
 
     def options(self, report: str) -> list[str]:
         """Options the results are read back through (a report file, verbosity)."""
@@ -109,21 +118,13 @@ class PytestRunner(Runner):
             return [python, "-m", "pytest"]
         return [python, f"{runtime}/{PYTEST_LAUNCHER.script}"]
 
-    def command(
-        self,
-        python: str,
-        files: list[str],
-        report: str,
-        extra: Sequence[str] = (),
-        runtime: str | None = None,
-    ) -> list[str]:
-        """Through the launcher, also ``--no-header``, as SWE-bench's harness runs pytest: the
-        header is written by the project's own ``pytest_report_header`` hooks, which run before
-        any test and may change what the tests see (astropy 4.0's header plugin turns
-        deprecation warnings into errors for the rest of the session). The launcher leaves it
-        out for a pytest before 6.0, which lacks it; a spec's ``test_command`` runs as given."""
-        quiet = [] if self.launcher or runtime is None else [NO_HEADER]
-        return super().command(python, files, report, [*quiet, *extra], runtime)
+    def launched_options(self, runtime: str | None) -> list[str]:
+        """Through the launcher, ``--no-header``, as SWE-bench's harness runs pytest: the header
+        is written by the project's own ``pytest_report_header`` hooks, which run before any
+        test and may change what the tests see (astropy 4.0's header plugin turns deprecation
+        warnings into errors for the rest of the session). The launcher leaves it out for a
+        pytest before 6.0, which lacks it."""
+        return [] if runtime is None else [NO_HEADER]
 
     def options(self, report: str) -> list[str]:
         return [

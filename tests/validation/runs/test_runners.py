@@ -166,24 +166,34 @@ class TestGroup:
 """
 
 
+def _run_both_ways(tmp_path, project_files: dict[str, str]) -> dict:
+    """Writes ``project_files`` (path: text) as a project and runs its test files with pytest
+    through the launcher ("launched") and as ``python -m pytest`` ("plain"): for each, the
+    statuses read from its report and what it printed."""
+    project = tmp_path / "project"
+    for name, text in project_files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    runner = make_runner("pytest")
+    folder = PYTEST_LAUNCHER.place(tmp_path / "tools")
+    files = sorted(name for name in project_files if name.startswith("tests/test_"))
+    runs = {}
+    for name, runtime in (("launched", str(folder)), ("plain", None)):
+        report = tmp_path / f"{name}.xml"
+        command = runner.command(sys.executable, files, str(report), runtime=runtime)
+        done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=120)
+        results = runner.results(report.read_bytes(), files)
+        assert results is not None, done.stdout + done.stderr
+        runs[name] = (results[0], done.stdout)
+    return runs
+
+
 def test_the_launcher_marks_an_unexpected_pass_that_the_junit_report_shows_as_a_pass(tmp_path):
     """pytest's JUnit report has an empty ``<testcase/>`` for a non-strict xpass, as for a pass;
     through the launcher it is an XPASS, an expected outcome (no transition), like the strict
     one. The same run without the launcher shows why: plain passes."""
-    project = tmp_path / "project"
-    (project / "tests").mkdir(parents=True)
-    (project / "tests" / "test_o.py").write_text(OUTCOMES)
-    runner = make_runner("pytest")
-    folder = PYTEST_LAUNCHER.place(tmp_path / "tools")
-    files = ["tests/test_o.py"]
-    statuses = {}
-    for name, runtime in (("launched", str(folder)), ("plain", None)):
-        report = tmp_path / f"{name}.xml"
-        command = runner.command(sys.executable, files, str(report), runtime=runtime)
-        subprocess.run(command, cwd=project, capture_output=True, timeout=120)
-        results = runner.results(report.read_bytes(), files)
-        assert results is not None
-        statuses[name] = results[0]
+    runs = _run_both_ways(tmp_path, {"tests/test_o.py": OUTCOMES})
+    statuses = {name: results for name, (results, _) in runs.items()}
     unexpected = ["test_xpass", "test_param[marked]", "TestGroup::test_method"]
     assert statuses["launched"] == {
         "tests/test_o.py::test_pass": TestStatus.PASSED,
@@ -209,22 +219,9 @@ def test_a_projects_header_hook_does_not_run_before_tests_started_through_the_la
     """As in SWE-bench's harness (``--no-header``): what a project's ``pytest_report_header``
     does (astropy 4.0's made deprecation warnings errors for the session) does not reach the
     tests. ``python -m pytest`` runs the hook, and the same test fails."""
-    project = tmp_path / "project"
-    for name, text in HEADER_HOOK.items():
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
-        (project / name).write_text(text)
-    runner = make_runner("pytest")
-    folder = PYTEST_LAUNCHER.place(tmp_path / "tools")
-    files = ["tests/test_h.py"]
-    seen = {}
-    for name, runtime in (("launched", str(folder)), ("plain", None)):
-        report = tmp_path / f"{name}.xml"
-        command = runner.command(sys.executable, files, str(report), runtime=runtime)
-        done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=120)
-        results = runner.results(report.read_bytes(), files)
-        assert results is not None, done.stdout + done.stderr
-        seen[name] = (
-            results[0]["tests/test_h.py::test_untouched"],
-            "project header" in done.stdout,
-        )
+    runs = _run_both_ways(tmp_path, HEADER_HOOK)
+    seen = {
+        name: (results["tests/test_h.py::test_untouched"], "project header" in output)
+        for name, (results, output) in runs.items()
+    }
     assert seen == {"launched": (TestStatus.PASSED, False), "plain": (TestStatus.FAILED, True)}
