@@ -34,23 +34,20 @@ def compare_labels(
     ``before``/``after`` to the files our golden runs could not collect, when known (they are
     part of the evidence of a ``collection_abort``)."""
     runner = instance.run_metadata.get("runner", DEFAULT_RUNNER)
-    expected = {
-        our_key(test, runner)
-        for test in json.loads(instance.run_metadata.get("expected_outcome_tests", "[]"))
-    }
-    offline = {
-        our_key(test, runner): error
-        for test, error in json.loads(instance.run_metadata.get("needs_network", "{}")).items()
-    }
+    expected_tests = json.loads(instance.run_metadata.get("expected_outcome_tests", "[]"))
+    network_tests = json.loads(instance.run_metadata.get("needs_network", "{}"))
+    unlisted_tests = json.loads(instance.run_metadata.get("unlisted_tests", "{}"))
+    expected = {our_key(test, runner) for test in expected_tests}
+    offline = {our_key(test, runner): error for test, error in network_tests.items()}
     unlisted: dict[str, str] = {}
-    for test, outcome in json.loads(instance.run_metadata.get("unlisted_tests", "{}")).items():
+    for test, outcome in unlisted_tests.items():
         unlisted.setdefault(our_key(test, runner), outcome)
     reference_empty = not any(reference[name] for name in LISTS)
     seen = [
         *(test for name in LISTS for test in getattr(instance, name)),
-        *json.loads(instance.run_metadata.get("expected_outcome_tests", "[]")),
-        *json.loads(instance.run_metadata.get("needs_network", "{}")),
-        *json.loads(instance.run_metadata.get("unlisted_tests", "{}")),
+        *expected_tests,
+        *network_tests,
+        *unlisted_tests,
     ]
     run_files = (  # the files the runs were given: the test patch's, and any our runs reported
         {*touched_paths(instance.test_patch), *map(file_of, seen)}
