@@ -27,7 +27,8 @@ def compare_labels(
     reference: dict[str, tuple[str, ...]],
     collection_errors: Mapping[str, Iterable[str]] | None = None,
 ) -> dict[str, Any]:
-    """Per list: exact or not, the P→P-style Jaccard, and the missing/extra ids with causes.
+    """Per list: exact or not, the P→P-style Jaccard (also *as defined*: without the ids whose
+    difference is one of :data:`causes.AS_DEFINED`), and the missing/extra ids with causes.
 
     ``reference`` maps ``FAIL_TO_PASS``/``PASS_TO_PASS`` to the reference's ids; missing ids
     are the reference's (as written), extra ids ours (as written). ``collection_errors`` maps
@@ -110,6 +111,8 @@ def compare_labels(
     if aborts:
         result["collection_abort_files"] = sorted({file_of(key) for _, _, key in aborts})
     for name in LISTS:
+        missing_keys = sorted(theirs[name].keys() - ours[name].keys())
+        extra_keys = sorted(extra[name])
         missing = [
             _difference(
                 theirs[name][key],
@@ -126,7 +129,7 @@ def compare_labels(
                     unlisted=unlisted.get(key, ""),
                 ),
             )
-            for key in sorted(theirs[name].keys() - ours[name].keys())
+            for key in missing_keys
         ]
         added = [
             _difference(
@@ -153,11 +156,20 @@ def compare_labels(
                     ),
                 ),
             )
-            for key in sorted(extra[name])
+            for key in extra_keys
         ]
+        artifacts = {  # differences that are the reference's artifacts, set aside
+            key
+            for keys, items in ((missing_keys, missing), (extra_keys, added))
+            for key, item in zip(keys, items, strict=True)
+            if item["cause"] in causes.AS_DEFINED
+        }
         result[name] = {
             "exact": not missing and not added,
             "jaccard": jaccard(set(theirs[name]), set(ours[name])),
+            "jaccard_as_defined": jaccard(
+                set(theirs[name]) - artifacts, set(ours[name]) - artifacts
+            ),
             "missing": missing,
             "extra": added,
         }

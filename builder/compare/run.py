@@ -34,6 +34,8 @@ class Totals:
     with_unexplained: int = 0
     """Kept instances with at least one difference (either list) that has no named cause."""
     jaccard_sum: float = 0.0
+    jaccard_as_defined_sum: float = 0.0
+    """Sum of the P→P Jaccard without the ids whose difference is :data:`causes.AS_DEFINED`."""
     causes: collections.Counter = field(default_factory=collections.Counter)
     decisions: collections.Counter = field(default_factory=collections.Counter)
     our_reasons: collections.Counter = field(default_factory=collections.Counter)
@@ -47,6 +49,7 @@ class Totals:
             self.exact_fail_to_pass += labels["FAIL_TO_PASS"]["exact"]
             self.exact_pass_to_pass += labels["PASS_TO_PASS"]["exact"]
             self.jaccard_sum += labels["PASS_TO_PASS"]["jaccard"]
+            self.jaccard_as_defined_sum += labels["PASS_TO_PASS"]["jaccard_as_defined"]
             self.fail_to_pass_as_defined += all(
                 item["cause"] in causes.AS_DEFINED
                 for side in ("missing", "extra")
@@ -75,6 +78,9 @@ class Totals:
             "fail_to_pass_as_defined": self.fail_to_pass_as_defined,
             "with_unexplained_differences": self.with_unexplained,
             "mean_pass_to_pass_jaccard": self.jaccard_sum / self.kept if self.kept else None,
+            "mean_pass_to_pass_jaccard_as_defined": (
+                self.jaccard_as_defined_sum / self.kept if self.kept else None
+            ),
             "causes": {cause: self.causes[cause] for cause in causes.CAUSES},
             "decisions": dict(sorted(self.decisions.items())),
             "we_drop_they_keep_reasons": dict(sorted(self.our_reasons.items())),

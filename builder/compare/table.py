@@ -7,15 +7,16 @@ from builder.compare.run import ALL, Totals
 
 _COLUMNS = (
     "repository", "records", "kept", "exact F→P", "F→P as defined", "exact P→P",
-    "mean P→P Jaccard", "unexplained",
+    "mean P→P Jaccard", "as defined", "unexplained",
 )  # fmt: skip
 
 
 def render(totals: dict[str, Totals], with_decisions: bool) -> str:
     """Labels per repository (then all), the causes of the differences, and (with exclusion
     lists) the decision agreement table. ``F→P as defined``: kept instances whose FAIL_TO_PASS
-    differs from the reference's only by :data:`causes.AS_DEFINED` causes; ``unexplained``:
-    kept instances with a difference that has no named cause."""
+    differs from the reference's only by :data:`causes.AS_DEFINED` causes; the Jaccard ``as
+    defined`` sets the ids with those causes aside; ``unexplained``: kept instances with a
+    difference that has no named cause."""
     rows = [
         _row(repo, totals[repo]) for repo in [*sorted(set(totals) - {ALL}), ALL] if repo in totals
     ]
@@ -35,6 +36,7 @@ def render(totals: dict[str, Totals], with_decisions: bool) -> str:
 def _row(repo: str, total: Totals) -> tuple[str, ...]:
     summary = total.summary()
     jaccard = summary["mean_pass_to_pass_jaccard"]
+    defined = summary["mean_pass_to_pass_jaccard_as_defined"]
     return (
         repo,
         str(total.records),
@@ -43,6 +45,7 @@ def _row(repo: str, total: Totals) -> tuple[str, ...]:
         str(total.fail_to_pass_as_defined),
         str(total.exact_pass_to_pass),
         "-" if jaccard is None else f"{jaccard:.3f}",
+        "-" if defined is None else f"{defined:.3f}",
         str(total.with_unexplained),
     )
 

@@ -29,7 +29,9 @@ def _labels(instance, fail_to_pass=F2P, pass_to_pass=P2P):
 
 def test_identical_pytest_lists_are_exact() -> None:
     labels = _labels(make_instance())
-    assert labels["FAIL_TO_PASS"] == {"exact": True, "jaccard": 1.0, "missing": [], "extra": []}
+    assert labels["FAIL_TO_PASS"] == {
+        "exact": True, "jaccard": 1.0, "jaccard_as_defined": 1.0, "missing": [], "extra": [],
+    }  # fmt: skip
     assert labels["PASS_TO_PASS"]["exact"] is True
 
 
@@ -42,6 +44,7 @@ def test_a_missing_and_an_extra_id_are_named_and_unexplained() -> None:
     ]
     assert p2p["extra"] == [{"id": "tests/test_stats.py::test_ours_only", "cause": "unexplained"}]
     assert p2p["exact"] is False and p2p["jaccard"] == pytest.approx(1 / 3)
+    assert p2p["jaccard_as_defined"] == pytest.approx(1 / 3)  # nothing set aside
     assert labels["FAIL_TO_PASS"]["exact"] is True
 
 
@@ -76,6 +79,9 @@ def test_sympys_missing_last_test_of_a_file_is_named_by_its_pattern() -> None:
         other + "test_d": causes.NOT_PASSED_IN_REFERENCE,
         alone + "test_e": causes.UNEXPLAINED,  # nothing of its file listed: no pattern
     }
+    # the reporter's artifact is set aside in the Jaccard as defined, the rest counts
+    assert labels["PASS_TO_PASS"]["jaccard"] == pytest.approx(2 / 6)
+    assert labels["PASS_TO_PASS"]["jaccard_as_defined"] == pytest.approx(2 / 5)
 
 
 def test_django_ids_compare_in_their_name_module_class_form() -> None:
@@ -257,12 +263,13 @@ def test_decisions_agree_and_disagree_with_our_drop_reason() -> None:
 def test_totals_count_lists_agreeing_as_defined_and_instances_left_unexplained() -> None:
     """F→P differences that are reference artifacts or the benchmark's definition (here a junk
     id and an xfail test we exclude) still agree as defined; an id with no named cause makes
-    its instance one with unexplained differences, whichever list it is in."""
+    its instance one with unexplained differences, whichever list it is in. The P→P Jaccard as
+    defined sets the artifacts aside (an empty reference list), not the unexplained ids."""
     references = [
         Reference("owner__repo-1", "owner/repo", (*F2P, "[100%]"), P2P),
         Reference("owner__repo-2", "owner/repo", (*F2P, "tests/test_stats.py::test_x"), P2P),
         Reference("owner__repo-3", "owner/repo", F2P, (*P2P, "tests/test_stats.py::test_y")),
-        Reference("owner__repo-4", "owner/repo", F2P, P2P),
+        Reference("owner__repo-4", "owner/repo", F2P, ()),  # its P→P list is empty
     ]
     expected = {"expected_outcome_tests": json.dumps(["tests/test_stats.py::test_x"])}
     ours = {
@@ -278,6 +285,10 @@ def test_totals_count_lists_agreeing_as_defined_and_instances_left_unexplained()
     summary = every.summary()
     assert summary["fail_to_pass_as_defined"] == 4
     assert summary["with_unexplained_differences"] == 1
+    # P→P Jaccard per instance 1, 1, 1/2 (repo-3's unexplained id), 0 (repo-4: the reference
+    # lists nothing); as defined repo-4's ids are the reference's artifact, set aside
+    assert summary["mean_pass_to_pass_jaccard"] == pytest.approx(2.5 / 4)
+    assert summary["mean_pass_to_pass_jaccard_as_defined"] == pytest.approx(3.5 / 4)
 
 
 def test_an_interrupted_comparison_keeps_what_it_compared(tmp_path: Path) -> None:
@@ -334,8 +345,9 @@ def test_the_cli_prints_the_table_and_writes_the_report(tmp_path: Path, capsys) 
         line.split() for line in printed.splitlines() if line.startswith(("repository", "owner"))
     )
     assert header[:5] == ["repository", "records", "kept", "exact", "F→P"]
-    # records, kept, exact F→P, F→P as defined, exact P→P, Jaccard, with unexplained ids
-    assert row == ["owner/repo", "3", "2", "2", "2", "1", "0.500", "1"]
+    # records, kept, exact F→P, F→P as defined, exact P→P, Jaccard (also as defined),
+    # with unexplained ids
+    assert row == ["owner/repo", "3", "2", "2", "2", "1", "0.500", "0.500", "1"]
     assert "we_drop_they_keep because flaky: 1" in printed
     report = json.loads(out.read_text())
     assert report["complete"] is True and report["compared"] == 3
