@@ -172,6 +172,9 @@ class EnvironmentSpec:
     # a project without [build-system]: its setup_requires, installed before it is built in
     # the environment (no isolation), as pip did; see validation/environments/setup_requires
     setup_requires: tuple[str, ...] = ()
+    # the project's CI tested ``python`` by ``exclude_newer``: its dependencies of that date
+    # installed on it then, so the resolution keeps its date (no :func:`python_floor`)
+    python_tested: bool = False
 
     def __post_init__(self) -> None:
         if self.install not in ("project", "none"):
@@ -182,8 +185,9 @@ class EnvironmentSpec:
         material = dataclasses.asdict(self)
         for field in _NOT_BUILT:
             material.pop(field)
-        if not self.setup_requires:  # the key of every other environment stays as it was
-            material.pop("setup_requires")
+        for field in ("setup_requires", "python_tested"):  # unset: keys stay as they were
+            if not material[field]:
+                material.pop(field)
         material["project"] = self.project is not None
         material["key_version"] = KEY_VERSION
         return hashlib.sha256(canonical_json(material).encode()).hexdigest()[:24]
@@ -369,7 +373,10 @@ def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
 
 def _resolution_date(spec: EnvironmentSpec) -> str:
     """The date a dated environment resolves as of: its own, never before its Python's
-    :func:`python_floor`."""
+    :func:`python_floor` unless the project's CI tested that Python by then
+    (``python_tested``: a Python its CI ran had the dependencies of the date)."""
+    if spec.python_tested:
+        return spec.exclude_newer
     return max(spec.exclude_newer, python_floor(spec.python))
 
 

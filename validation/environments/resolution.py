@@ -19,7 +19,7 @@ from validation.environments import base_requirements, generated
 from validation.environments.environment import KEY_VERSION, EnvironmentSpec
 from validation.environments.inference import INFERENCE_VERSION, infer_spec, requires_python_at
 from validation.environments.interpreters import era_python
-from validation.environments.project_pythons import project_python, project_pythons
+from validation.environments.project_pythons import TESTED, project_python, project_pythons
 from validation.environments.setup_requires import legacy_setup_requires
 from validation.environments.specs import (
     Entry,
@@ -130,6 +130,8 @@ def resolve(
         exclude_newer=(f"{resolve_as_of}T00:00:00Z" if resolve_as_of else _iso(date))
         if dated
         else "",
+        # its CI ran this Python at the environment's date (not at a date set for every repo)
+        python_tested=dated and not resolve_as_of and python_source in TESTED,
         env=tuple(sorted(settings.env.items())),
         runner=settings.runner,
         test_command=tuple(settings.test_command or ()),

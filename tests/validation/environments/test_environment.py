@@ -41,6 +41,7 @@ HERE = f"{sys.version_info.major}.{sys.version_info.minor}"
         {"system_packages": ("libgl1",)},
         {"exclude_newer": "2022-01-01T00:00:00Z"},
         {"env": (("A", "1"),)},
+        {"python_tested": True},
     ],
 )
 def test_key_changes_with_everything_that_defines_the_environment(change):

@@ -123,6 +123,17 @@ def test_nothing_is_dated_before_the_environments_python():
     )
 
 
+def test_a_python_the_projects_ci_tested_keeps_the_environments_date():
+    # requests 2.27 (2022-01-03) tested 3.10 (released 2021-10-04): its CI installed the
+    # dependencies of that day, before MarkupSafe 2.1 (which its flask<2's Jinja2 cannot import)
+    fresh = dataclasses.replace(BASE, python="3.10", exclude_newer="2022-01-03T18:00:00Z")
+    raised = dependencies_of(fresh).argv
+    assert raised[raised.index("--exclude-newer") + 1] == "2022-04-04T23:59:59Z"  # the floor
+    tested = dependencies_of(dataclasses.replace(fresh, python_tested=True)).argv
+    assert tested[tested.index("--exclude-newer") + 1] == fresh.exclude_newer
+    assert not set(BUILD_TOOLS) & set(dated_for(tested))  # build tools of that date too
+
+
 def test_runtime_setuptools_predates_vendored_typeguard_in_dated_environments_of_before():
     """setuptools 71 vendors typeguard, whose pytest plugin crashed pytest 5 in pvlib 0.7's
     dated environment (no test collected): environments dated before it get an older one."""

@@ -24,6 +24,7 @@ def test_the_newest_tested_python_wins_over_the_era(git_repo):
     resolution = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE)
     assert resolution.spec.python == "3.10" and resolution.python_source == "tox envlist"
     assert resolution.metadata()["python_source"] == "tox envlist"
+    assert resolution.spec.python_tested  # its CI ran it then: no floor raises the date
     # a tested Python not available here falls to the next tested one
     older = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=["3.8", "3.9"])
     assert older.spec.python == "3.9"
@@ -40,6 +41,7 @@ def test_classifiers_then_the_era_then_the_spec_python(git_repo):
     pinned = RepoSpec(repo="acme/widgets", defaults=Settings(python="3.8"))
     given = resolve(pinned, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE)
     assert (given.spec.python, given.python_source) == ("3.8", "spec")
+    assert not any(r.spec.python_tested for r in (named, era, given))  # nothing says it ran
 
 
 def test_inferred_at_the_environment_commit_and_written_per_version(tmp_path, git_repo):
@@ -87,6 +89,21 @@ def test_unpinned_packages_resolve_as_of_a_given_date_python_still_by_the_commit
         base_commit=base, available_pythons=AVAILABLE, resolve_as_of="2024-06-01",
     )  # fmt: skip
     assert undated.spec.exclude_newer == ""  # a spec's dated = false wins
+
+
+def test_a_tested_python_keeps_only_its_own_date(git_repo):
+    """A Python the CI ran says the dependencies of the environment's own date installed on it;
+    of another date (``resolve_as_of``) or undated, it says nothing."""
+    base = git_repo.commit({"setup.py": "setup(name='w')\n", "tox.ini": "[tox]\nenvlist=py311\n"})
+    spec = RepoSpec(repo="acme/widgets")
+    own = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE)
+    assert own.spec.python == "3.11" and own.spec.python_tested
+    later = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE,
+                    resolve_as_of="2024-06-01")  # fmt: skip
+    assert later.spec.python == "3.11" and not later.spec.python_tested
+    undated = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE,
+                      dated_default=False)  # fmt: skip
+    assert not undated.spec.python_tested
 
 
 def test_resolve_as_of_takes_a_date_and_is_in_the_fingerprint(tmp_path):
