@@ -69,6 +69,10 @@ class Totals:
             if row["decision"] == decisions.WE_DROP_THEY_KEEP:
                 self.our_reasons[row["ours"]["reason"]] += 1
 
+    def _mean(self, total: float) -> float | None:
+        """``total`` over the kept instances (None: none kept)."""
+        return total / self.kept if self.kept else None
+
     def summary(self) -> dict[str, Any]:
         return {
             "records": self.records,
@@ -77,10 +81,8 @@ class Totals:
             "exact_pass_to_pass": self.exact_pass_to_pass,
             "fail_to_pass_as_defined": self.fail_to_pass_as_defined,
             "with_unexplained_differences": self.with_unexplained,
-            "mean_pass_to_pass_jaccard": self.jaccard_sum / self.kept if self.kept else None,
-            "mean_pass_to_pass_jaccard_as_defined": (
-                self.jaccard_as_defined_sum / self.kept if self.kept else None
-            ),
+            "mean_pass_to_pass_jaccard": self._mean(self.jaccard_sum),
+            "mean_pass_to_pass_jaccard_as_defined": self._mean(self.jaccard_as_defined_sum),
             "causes": {cause: self.causes[cause] for cause in causes.CAUSES},
             "decisions": dict(sorted(self.decisions.items())),
             "we_drop_they_keep_reasons": dict(sorted(self.our_reasons.items())),
