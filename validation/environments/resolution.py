@@ -31,6 +31,10 @@ from validation.environments.specs import (
 )
 from validation.environments.versioning import commit_date, detect_version, version_tag_commit
 
+RESOLUTION_VERSION = 2
+"""Bump when :func:`resolve` chooses differently (a Python, a date): validation results are
+recomputed, and only the environments whose spec changed are rebuilt (their keys change).
+2: a Python the project's CI tested keeps the environment's own date."""
 
 @dataclasses.dataclass(frozen=True)
 class Resolution:
@@ -228,6 +232,7 @@ class EnvironmentResolver:
         return {
             "install_steps_version": KEY_VERSION,
             "inference_version": INFERENCE_VERSION,
+            "resolution_version": RESOLUTION_VERSION,
             "base_requirements": base_requirements.VERSION,
             "generated_files": [generated.VERSION, generated.INSTALLED_FILES.digest],
             "dated": self.settings.dated,

@@ -6,7 +6,7 @@ from pydantic import ValidationError
 
 from builder.core.config import ValidationConfig, load_config
 from tests.support.records import candidate
-from validation.environments.resolution import EnvironmentResolver, resolve
+from validation.environments.resolution import RESOLUTION_VERSION, EnvironmentResolver, resolve
 from validation.environments.specs import RepoSpec, Settings, load_spec
 
 AVAILABLE = ["3.8", "3.9", "3.10", "3.11", "3.12"]
@@ -104,6 +104,9 @@ def test_a_tested_python_keeps_only_its_own_date(git_repo):
     undated = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE,
                       dated_default=False)  # fmt: skip
     assert not undated.spec.python_tested
+    # the rule changes what stored results mean: they are recomputed
+    resolver = EnvironmentResolver(ValidationConfig(), git_repo.path / "inferred", lambda: [])
+    assert resolver.fingerprint()["resolution_version"] == RESOLUTION_VERSION >= 2
 
 
 def test_resolve_as_of_takes_a_date_and_is_in_the_fingerprint(tmp_path):
