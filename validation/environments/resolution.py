@@ -36,6 +36,7 @@ RESOLUTION_VERSION = 2
 recomputed, and only the environments whose spec changed are rebuilt (their keys change).
 2: a Python the project's CI tested keeps the environment's own date."""
 
+
 @dataclasses.dataclass(frozen=True)
 class Resolution:
     """The environment chosen for one candidate and why."""
