@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 from collections.abc import Iterable, Mapping
 
-from builder.compare.ids import cut, short_path_option
+from builder.compare.ids import cut, duplicate_index, short_path_option
 from validation.grading import FAILED_BEFORE_AND_AFTER, SKIPPED
 
 JUNK_ID = "junk_id"
@@ -244,13 +244,15 @@ def cut_collisions(
 
 def _how_shared(tests: Iterable[str]) -> str:
     """How our pytest ids became one key: cut at their first space, a path parametrize id
-    reduced to its last component, or both."""
+    reduced to its last component, a duplicate id's index in pytest 7's form, or several."""
     tests = list(tests)
     ways = []
     if any(cut(test) != test for test in tests):
         ways.append("up to their first space")
     if any(short_path_option(cut(test)) != cut(test) for test in tests):
         ways.append("once the path of their parametrize id is cut to its last component")
+    if any(duplicate_index(test) != test for test in tests):
+        ways.append("once pytest 8's underscore before a duplicate id's index is dropped")
     return " and ".join(ways) or "as they are"
 
 

@@ -1,5 +1,6 @@
 """Test ids in the reference's form per runner: cut at the first whitespace, and a pytest
-parametrize id that is an absolute path reduced to its last component, as SWE-bench did."""
+parametrize id that is an absolute path reduced to its last component, as SWE-bench did; a
+duplicate parametrize id's index in one form whatever the pytest that wrote it."""
 
 from __future__ import annotations
 
@@ -39,9 +40,23 @@ def short_path_option(test_id: str) -> str:
     return f"{main}[/{option.split('/')[-1]}]"
 
 
+_DUPLICATE_INDEX = re.compile(r"(?<=\d)_(?=\d+\]$)")
+"""The underscore pytest ≥ 8.0 puts between a duplicate parametrize id ending in a digit and
+the index that makes it unique."""
+
+
+def duplicate_index(test_id: str) -> str:
+    """``test_id`` with a duplicate parametrize id's index in pytest's earlier form: pytest
+    8.0 writes ``test_unparse[1234-1234_0]`` where pytest 7 and earlier wrote
+    ``test_unparse[1234-12340]`` (the same test, the second of two ``1234`` cases). Both
+    sides are keyed so, so a record and a run of either pytest match. Idempotent."""
+    return _DUPLICATE_INDEX.sub("", test_id, count=1)
+
+
 def pytest_key(test_id: str) -> str:
-    """The key of a pytest id: cut at its first whitespace, then :func:`short_path_option`."""
-    return short_path_option(cut(test_id))
+    """The key of a pytest id: cut at its first whitespace, then :func:`short_path_option`
+    and :func:`duplicate_index`."""
+    return duplicate_index(short_path_option(cut(test_id)))
 
 
 _QUALIFIED = re.compile(r"^(?P<name>\w+) \((?P<where>[\w.]+)\.(?P=name)\)(?P<rest>.*)$", re.DOTALL)

@@ -5,7 +5,7 @@ reduction makes named as ``cut_collision`` with evidence that says how the ids b
 from __future__ import annotations
 
 from builder.compare import causes
-from builder.compare.ids import our_key, reference_key, short_path_option
+from builder.compare.ids import duplicate_index, our_key, reference_key, short_path_option
 from builder.compare.instance import compare_labels
 from tests.support.instances import make_instance
 
@@ -43,6 +43,33 @@ def test_the_reduction_follows_swe_benchs_rule_and_is_idempotent() -> None:
     assert our_key(f"{STDIN}[/a/b c.py]", "pytest") == f"{STDIN}[/a/b"
     # other runners' ids are not pytest ids
     assert reference_key("test_x (/a/b.T)", "django") == "test_x (/a/b.T)"
+
+
+UNPARSE = "tests/test_pycode_ast.py::test_unparse"
+"""sphinx's test with the case ``1234`` twice: ids ``[1234-12340]`` and ``[1234-12341]`` under
+pytest 7 and earlier, ``[1234-1234_0]`` and ``[1234-1234_1]`` under pytest 8."""
+
+
+def test_a_duplicate_ids_index_matches_whatever_pytest_wrote_it() -> None:
+    ours = make_instance(
+        FAIL_TO_PASS=("tests/test_pycode_ast.py::test_new",),
+        PASS_TO_PASS=(f"{UNPARSE}[1234-12340]", f"{UNPARSE}[1234-12341]", f"{UNPARSE}[a-a0]"),
+    )
+    reference = {
+        "FAIL_TO_PASS": ("tests/test_pycode_ast.py::test_new",),
+        "PASS_TO_PASS": (f"{UNPARSE}[1234-1234_0]", f"{UNPARSE}[1234-1234_1]", f"{UNPARSE}[a-a0]"),
+    }
+    labels = compare_labels(ours, reference)
+    assert labels["PASS_TO_PASS"]["exact"], labels["PASS_TO_PASS"]
+    assert our_key(f"{UNPARSE}[1234-12340]", "pytest") == f"{UNPARSE}[1234-12340]"
+    assert reference_key(f"{UNPARSE}[1234-1234_1]", "pytest") == f"{UNPARSE}[1234-12341]"
+    for kept in (
+        f"{UNPARSE}[a_0]",  # pytest 8 adds no underscore after a letter: a case's own id
+        f"{UNPARSE}[1_0-x]",  # not at the end of the parametrize id
+        f"{UNPARSE}[1234-12340]",  # idempotent
+        "tests/test_x.py::test_1_0",  # no parametrize id
+    ):
+        assert duplicate_index(kept) == kept
 
 
 def test_ids_one_once_their_paths_are_reduced_are_a_named_cut_collision() -> None:
