@@ -175,6 +175,10 @@ class EnvironmentSpec:
     # the project's CI tested ``python`` by ``exclude_newer``: its dependencies of that date
     # installed on it then, so the resolution keeps its date (no :func:`python_floor`)
     python_tested: bool = False
+    # the exact pins win over every other requirement on their package (uv overrides): a spec's
+    # author's choice; False: they are the project's own requirements (an inferred spec), which
+    # the rest resolves around (an undated test tool takes a release that accepts them)
+    pins_override: bool = True
 
     def __post_init__(self) -> None:
         if self.install not in ("project", "none"):
@@ -185,8 +189,12 @@ class EnvironmentSpec:
         material = dataclasses.asdict(self)
         for field in _NOT_BUILT:
             material.pop(field)
-        for field in ("setup_requires", "python_tested"):  # unset: keys stay as they were
-            if not material[field]:
+        for field, unset in (
+            ("setup_requires", ()),
+            ("python_tested", False),
+            ("pins_override", True),
+        ):
+            if material[field] == unset:  # unset: the keys of other environments stay as they were
                 material.pop(field)
         material["project"] = self.project is not None
         material["key_version"] = KEY_VERSION
@@ -255,11 +263,12 @@ def install_steps(
     the Docker backend in image layers. System packages come first (``apt-get``), then the venv,
     the pre-install commands, and one resolution of the project, its requirement files and the
     spec's packages. With uv the spec's exact pins are also overrides (a pin wins over any
-    requirement on its package), and a dated spec resolves as of its date except the test tools
-    (:data:`TEST_TOOLS`, undated) and the build tools (:data:`BUILD_TOOLS`, never older than
-    the Python); a pinned package's release is visible whatever its date. A project built
-    without ``[build-system]`` that has ``setup_requires`` is installed in a second step, built
-    in the environment (no isolation) once the first has installed them with everything else.
+    requirement on its package; not with ``pins_override`` off), and a dated spec resolves as
+    of its date except the test tools (:data:`TEST_TOOLS`, undated) and the build tools
+    (:data:`BUILD_TOOLS`, never older than the Python); a pinned package's release is visible
+    whatever its date. A project built without ``[build-system]`` that has ``setup_requires``
+    is installed in a second step, built in the environment (no isolation) once the first has
+    installed them with everything else.
     """
     steps: list[InstallStep] = []
     if spec.system_packages:
@@ -297,11 +306,12 @@ def install_steps(
     if dated and _resolution_date(spec)[:10] < PY_DROPPED and "py" not in _names(spec.packages):
         seed.append("py")
     options: tuple[str, ...] = ()
-    if installer == "uv" and spec.pins:
+    write = 'printf "%s\\n" "$@" > "$0"'
+    if installer == "uv" and spec.pins and spec.pins_override:
         overrides = f"{venv}/{OVERRIDES}"
-        write = 'printf "%s\\n" "$@" > "$0"'
         steps.append(InstallStep("overrides", ("sh", "-c", write, overrides, *spec.pins)))
         options += ("--overrides", overrides)
+    if installer == "uv" and spec.pins:
         tools = [pin for pin in spec.pins if _names((pin,)) & set(BUILD_TOOLS)]
         tools = [pin for pin in tools if not _builds_nothing(pin)]
         if tools:  # overrides do not reach isolated builds: the pinned tool must, as built

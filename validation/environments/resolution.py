@@ -31,10 +31,13 @@ from validation.environments.specs import (
 )
 from validation.environments.versioning import commit_date, detect_version, version_tag_commit
 
-RESOLUTION_VERSION = 2
+RESOLUTION_VERSION = 3
 """Bump when :func:`resolve` chooses differently (a Python, a date): validation results are
 recomputed, and only the environments whose spec changed are rebuilt (their keys change).
-2: a Python the project's CI tested keeps the environment's own date."""
+2: a Python the project's CI tested keeps the environment's own date. 3: an inferred spec's
+pins are requirements, not overrides."""
+INFERRED = "inferred"
+"""The ``spec_source`` of a spec inferred from the project's files."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,6 +140,8 @@ def resolve(
         else "",
         # its CI ran this Python at the environment's date (not at a date set for every repo)
         python_tested=dated and not resolve_as_of and python_source in TESTED,
+        # an inferred spec's pins are the project's requirements, not a spec author's choice
+        pins_override=spec_source != INFERRED,
         env=tuple(sorted(settings.env.items())),
         runner=settings.runner,
         test_command=tuple(settings.test_command or ()),
@@ -268,7 +273,7 @@ class EnvironmentResolver:
                 record.environment_setup_commit,
             )
             repo_spec = self._infer(record.repo, mirror, commit, version)
-            source = "inferred"
+            source = INFERRED
         resolution = resolve(
             repo_spec,
             mirror=mirror,

@@ -4,6 +4,7 @@ the environment's era (never older than its Python)."""
 import dataclasses
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from validation.environments.environment import (
     LocalEnvironments,
     install_steps,
 )
+from validation.environments.interpreters import find_uv
 
 BASE = EnvironmentSpec(
     python="3.9",
@@ -65,6 +67,22 @@ def test_one_dated_resolution_with_pins_as_overrides():
     assert "setuptools" not in dates and "packaging" not in dates
     # pkg_resources, as `python -m venv` gave for years; of before setuptools 71 in 2021
     assert "setuptools<71" in dependencies
+
+
+def test_an_inferred_specs_pins_are_requirements_the_rest_resolves_around():
+    # sqlfluff 0.8 pins coverage==6.2 and names pytest-cov unbounded: as an override the pin
+    # would also replace pytest-cov's own bound on coverage, and the undated pytest-cov (6.x
+    # needs coverage 7.5) fails to import
+    project = dataclasses.replace(BASE, packages=("coverage==6.2", "pytest-cov"))
+    own = dataclasses.replace(project, pins_override=False)
+    steps = install_steps(own, base_python="p", venv="/e", project_dir="/src")
+    assert [s.label for s in steps] == ["venv", "dependencies"]
+    argv = steps[-1].argv
+    assert "--overrides" not in argv and "coverage==6.2" in argv
+    assert dated_for(argv)["coverage"] == dated_for(argv)["pytest-cov"] == FAR  # still visible
+    assert own.key() != project.key()
+    overridden = install_steps(project, base_python="p", venv="/e", project_dir="/src")
+    assert [s.label for s in overridden] == ["venv", "overrides", "dependencies"]
 
 
 def test_pins_are_visible_whatever_their_date_and_spec_plugins_are_tools():
@@ -215,6 +233,29 @@ def test_real_resolution_of_an_old_date_keeps_bounds_and_pins(tmp_path):
     # build tools of setuptools 40.8 (what builds a project without pyproject.toml, as the
     # atomicwrites sdist), not of 2017 nor of today
     assert setuptools_version.startswith("40.8.")
+
+
+@pytest.mark.slow
+def test_real_resolution_around_a_projects_pin_keeps_every_requirement(tmp_path):
+    """A project's pin as a requirement: the undated pytest-cov is one that accepts the pinned
+    coverage (``uv pip check`` finds nothing); as an override, the newest pytest-cov is
+    installed beside a coverage it does not accept."""
+    interpreters = Interpreters()
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    project = EnvironmentSpec(
+        python=here, packages=("coverage==6.5.0", "pytest-cov"), python_tested=True,
+        exclude_newer="2023-01-15T00:00:00Z",
+    )  # fmt: skip
+    environments = LocalEnvironments(tmp_path / "envs", interpreters)
+    checks = {}
+    for override in (False, True):
+        spec = dataclasses.replace(project, pins_override=override)
+        venv = environments.python(spec)
+        checks[override] = subprocess.run(
+            [find_uv(), "pip", "check", "--python", str(venv)], capture_output=True, text=True
+        )
+    assert checks[False].returncode == 0, checks[False].stdout + checks[False].stderr
+    assert checks[True].returncode != 0 and "coverage" in checks[True].stdout + checks[True].stderr
 
 
 def test_a_pinned_build_tool_also_constrains_isolated_builds():

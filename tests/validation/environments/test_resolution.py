@@ -42,6 +42,7 @@ def test_classifiers_then_the_era_then_the_spec_python(git_repo):
     given = resolve(pinned, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE)
     assert (given.spec.python, given.python_source) == ("3.8", "spec")
     assert not any(r.spec.python_tested for r in (named, era, given))  # nothing says it ran
+    assert all(r.spec.pins_override for r in (named, era, given))  # a spec's pins win
 
 
 def test_inferred_at_the_environment_commit_and_written_per_version(tmp_path, git_repo):
@@ -58,6 +59,7 @@ def test_inferred_at_the_environment_commit_and_written_per_version(tmp_path, gi
     assert first.environment_commit == old and first.version == "1.0"  # the release tag
     assert first.spec.python == "3.9" and first.python_source == "tox envlist"
     assert first.spec.packages == ("pytest",)
+    assert not first.spec.pins_override  # the project's own pins are requirements
     second = resolver.resolve(
         candidate(repo="acme/w", base_commit=base_2, environment_setup_commit=new),
         git_repo.path,
