@@ -172,8 +172,8 @@ class EnvironmentSpec:
     # a project without [build-system]: its setup_requires, installed before it is built in
     # the environment (no isolation), as pip did; see validation/environments/setup_requires
     setup_requires: tuple[str, ...] = ()
-    # the project's CI tested ``python`` by ``exclude_newer``: its dependencies of that date
-    # installed on it then, so the resolution keeps its date (no :func:`python_floor`)
+    # the project's CI ran ``python`` as a stable Python by ``exclude_newer``: its dependencies
+    # of that date installed on it then, so the resolution keeps its date (no python_floor)
     python_tested: bool = False
     # the exact pins win over every other requirement on their package (uv overrides): a spec's
     # author's choice; False: they are the project's own requirements (an inferred spec), which

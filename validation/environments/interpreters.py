@@ -27,6 +27,19 @@ PYTHON_RELEASES: dict[str, dt.date] = {
     "3.14": dt.date(2025, 10, 7),
 }
 """Release date of each CPython minor version (python.org)."""
+FIRST_MAINTENANCE_RELEASES: dict[str, dt.date] = {
+    "3.6": dt.date(2017, 3, 21),
+    "3.7": dt.date(2018, 10, 20),
+    "3.8": dt.date(2019, 12, 18),
+    "3.9": dt.date(2020, 12, 7),
+    "3.10": dt.date(2021, 12, 6),
+    "3.11": dt.date(2022, 12, 6),
+    "3.12": dt.date(2023, 12, 7),
+    "3.13": dt.date(2024, 12, 3),
+}
+"""Release date of each minor version's first maintenance release, x.y.1 (python.org), some
+two months after x.y.0: by then a project's CI runs it as a stable Python, with wheels of what
+it installs. A version not listed here counts as not yet out."""
 
 _PROBE = (
     "import os, sys; sys.stdout.write('%d.%d.%d %s' % (tuple(sys.version_info[:3]) "

@@ -18,7 +18,7 @@ from builder.core.records import Candidate
 from validation.environments import base_requirements, generated
 from validation.environments.environment import KEY_VERSION, EnvironmentSpec
 from validation.environments.inference import INFERENCE_VERSION, infer_spec, requires_python_at
-from validation.environments.interpreters import era_python
+from validation.environments.interpreters import FIRST_MAINTENANCE_RELEASES, era_python
 from validation.environments.project_pythons import TESTED, project_python, project_pythons
 from validation.environments.setup_requires import legacy_setup_requires
 from validation.environments.specs import (
@@ -31,11 +31,11 @@ from validation.environments.specs import (
 )
 from validation.environments.versioning import commit_date, detect_version, version_tag_commit
 
-RESOLUTION_VERSION = 3
+RESOLUTION_VERSION = 4
 """Bump when :func:`resolve` chooses differently (a Python, a date): validation results are
 recomputed, and only the environments whose spec changed are rebuilt (their keys change).
 2: a Python the project's CI tested keeps the environment's own date. 3: an inferred spec's
-pins are requirements, not overrides."""
+pins are requirements, not overrides. 4: only once its first maintenance release is out."""
 INFERRED = "inferred"
 """The ``spec_source`` of a spec inferred from the project's files."""
 
@@ -138,8 +138,9 @@ def resolve(
         exclude_newer=(f"{resolve_as_of}T00:00:00Z" if resolve_as_of else _iso(date))
         if dated
         else "",
-        # its CI ran this Python at the environment's date (not at a date set for every repo)
-        python_tested=dated and not resolve_as_of and python_source in TESTED,
+        python_tested=dated
+        and not resolve_as_of
+        and _tested_as_stable(python_source, python, date),
         # an inferred spec's pins are the project's requirements, not a spec author's choice
         pins_override=spec_source != INFERRED,
         env=tuple(sorted(settings.env.items())),
@@ -188,6 +189,17 @@ def environment_commit(
         or base_commit
     )
     return version, source, detected, setup_commit
+
+
+def _tested_as_stable(python_source: str, python: str, date: dt.datetime) -> bool:
+    """Whether the project's CI ran ``python`` as a stable Python at ``date``: a Python its CI
+    tested whose first maintenance release was out by then. Its dependencies of that date then
+    installed and ran on it, and the environment keeps its date (no
+    :func:`~validation.environments.environment.python_floor`). Weeks after x.y.0 a CI on it
+    built what had no wheels yet from sdists: astropy 5.0's environment (2022-10-25, the day
+    after 3.11.0) built pyerfa 2.0.0.1, whose structured dtypes failed at run time."""
+    released = FIRST_MAINTENANCE_RELEASES.get(python)
+    return python_source in TESTED and released is not None and released <= date.date()
 
 
 def _iso(moment: dt.datetime) -> str:

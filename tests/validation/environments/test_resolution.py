@@ -5,6 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from builder.core.config import ValidationConfig, load_config
+from tests.support.git import GIT_ENV
 from tests.support.records import candidate
 from validation.environments.resolution import RESOLUTION_VERSION, EnvironmentResolver, resolve
 from validation.environments.specs import RepoSpec, Settings, load_spec
@@ -109,6 +110,21 @@ def test_a_tested_python_keeps_only_its_own_date(git_repo):
     # the rule changes what stored results mean: they are recomputed
     resolver = EnvironmentResolver(ValidationConfig(), git_repo.path / "inferred", lambda: [])
     assert resolver.fingerprint()["resolution_version"] == RESOLUTION_VERSION >= 2
+
+
+def test_a_python_weeks_old_keeps_the_floor(git_repo, monkeypatch):
+    """A month after 3.12.0 (before 3.12.1, 2023-12-07) a CI on 3.12 built from sdists what
+    had no wheels for it: the tested Python is taken, its resolution still raised."""
+    monkeypatch.setitem(GIT_ENV, "GIT_COMMITTER_DATE", "2023-11-01T00:00:00+00:00")
+    base = git_repo.commit({"setup.py": "setup(name='w')\n", "tox.ini": "[tox]\nenvlist=py312\n"})
+    spec = RepoSpec(repo="acme/widgets")
+    fresh = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE)
+    assert (fresh.spec.python, fresh.python_source) == ("3.12", "tox envlist")
+    assert not fresh.spec.python_tested
+    monkeypatch.setitem(GIT_ENV, "GIT_COMMITTER_DATE", "2023-12-08T00:00:00+00:00")
+    later = git_repo.commit({"w.py": "x = 1\n"})
+    stable = resolve(spec, mirror=git_repo.path, base_commit=later, available_pythons=AVAILABLE)
+    assert stable.spec.python == "3.12" and stable.spec.python_tested
 
 
 def test_resolve_as_of_takes_a_date_and_is_in_the_fingerprint(tmp_path):
