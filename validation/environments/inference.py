@@ -296,6 +296,7 @@ def infer_spec(
             packages=sorted(kept.values(), key=str.lower),
             runner=runner,
             install="project" if installable else "none",
+            pins_override=False,  # the project's own pins: requirements, also once reviewed
             **({"test_command": list(launcher)} if launcher else {}),
         ),
         environments=[Entry()],

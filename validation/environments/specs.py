@@ -82,6 +82,12 @@ class Settings(_Model):
         "(optional packages behind importorskip too); unset: the configuration's "
         "validation.test_imports",
     )
+    pins_override: bool | None = Field(
+        default=None,
+        description="true: exact pins override every other requirement on their package (a "
+        "spec author's choice); false: they are requirements the rest resolves around (the "
+        "project's own pins); unset: true, but for an inferred spec (which writes false)",
+    )
     network: bool = Field(
         default=False,
         description="true: test runs may use the network (less reproducible: results then "

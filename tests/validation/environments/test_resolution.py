@@ -71,6 +71,13 @@ def test_inferred_at_the_environment_commit_and_written_per_version(tmp_path, gi
     assert [e.versions for e in written.environments] == ["==1.0", "==2.0"]
     assert written.settings("2.0").packages == ["mock", "pytest"]
     assert written.settings("1.0").packages == ["pytest"] and "1.0: Inferred" in written.note
+    # moved into a spec directory, the review copy keeps its pins as requirements
+    assert written.settings("2.0").pins_override is False
+    moved = resolve(
+        written, mirror=git_repo.path, base_commit=base_2, record_version="2.0",
+        record_setup_commit=new, available_pythons=AVAILABLE, spec_source="specs/acme__w.toml",
+    )  # fmt: skip
+    assert not moved.spec.pins_override
 
 
 TOX = "[tox]\nenvlist = py38,py39\n[testenv]\ncommands = pytest\n"
