@@ -383,8 +383,8 @@ def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
 
 def _resolution_date(spec: EnvironmentSpec) -> str:
     """The date a dated environment resolves as of: its own, never before its Python's
-    :func:`python_floor` unless the project's CI tested that Python by then
-    (``python_tested``: a Python its CI ran had the dependencies of the date)."""
+    :func:`python_floor` unless the project's CI ran that Python as a stable one by then
+    (``python_tested``: it had the dependencies of the date)."""
     if spec.python_tested:
         return spec.exclude_newer
     return max(spec.exclude_newer, python_floor(spec.python))

@@ -141,10 +141,8 @@ def resolve(
         python_tested=dated
         and not resolve_as_of
         and _tested_as_stable(python_source, python, date),
-        # an inferred spec's pins are the project's requirements, not a spec author's choice
-        pins_override=settings.pins_override
-        if settings.pins_override is not None
-        else spec_source != INFERRED,
+        # unset: a spec author's pins win (an inferred spec says false: the project's own)
+        pins_override=settings.pins_override is not False,
         env=tuple(sorted(settings.env.items())),
         runner=settings.runner,
         test_command=tuple(settings.test_command or ()),

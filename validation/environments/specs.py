@@ -86,7 +86,7 @@ class Settings(_Model):
         default=None,
         description="true: exact pins override every other requirement on their package (a "
         "spec author's choice); false: they are requirements the rest resolves around (the "
-        "project's own pins); unset: true, but for an inferred spec (which writes false)",
+        "project's own pins, which an inferred spec says); unset: true",
     )
     network: bool = Field(
         default=False,
