@@ -9,7 +9,7 @@ import time
 import uuid
 
 import pytest
-from docker.errors import NotFound
+from docker.errors import APIError, NotFound
 
 from builder.core.config import DockerConfig
 from tests.support import docker as docker_support
@@ -48,11 +48,16 @@ def session(backend, git_repo, tmp_path):
 
 def _logs(container) -> bytes:
     """What ``container`` printed so far; nothing when it is gone since it was listed (a run
-    of the other side, or one the toolkit removed, between the listing and this read)."""
+    of the other side, or one the toolkit removed, between the listing and this read), or is
+    being removed (the daemon answers 409: "dead or marked for removal")."""
     try:
         return container.logs()
     except NotFound:
         return b""
+    except APIError as error:
+        if error.status_code == 409:
+            return b""
+        raise
 
 
 def _remove_running(
