@@ -303,7 +303,7 @@ def install_steps(
     legacy = bool(project and spec.setup_requires)
     dated = bool(spec.exclude_newer) and installer == "uv"
     seed = [] if "setuptools" in _names(spec.packages) else [_runtime_setuptools(spec, dated)]
-    if dated and _resolution_date(spec)[:10] < PY_DROPPED and "py" not in _names(spec.packages):
+    if dated and resolution_date(spec)[:10] < PY_DROPPED and "py" not in _names(spec.packages):
         seed.append("py")
     options: tuple[str, ...] = ()
     write = 'printf "%s\\n" "$@" > "$0"'
@@ -364,7 +364,7 @@ def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
     """uv's options dating a resolution: the environment's date (never before its Python's
     :func:`python_floor`), the build tools never before setuptools 40.8, and no date for test
     tools and pinned packages (but a setuptools pinned below 40.8, see :func:`_builds_nothing`)."""
-    date = _resolution_date(spec)
+    date = resolution_date(spec)
     options = ("--exclude-newer", date)
     if date[:10] < LEGACY_BUILD_SETUPTOOLS:
         for tool in BUILD_TOOLS:
@@ -381,11 +381,11 @@ def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
     return options
 
 
-def _resolution_date(spec: EnvironmentSpec) -> str:
+def resolution_date(spec: EnvironmentSpec) -> str:
     """The date a dated environment resolves as of: its own, never before its Python's
     :func:`python_floor` unless the project's CI ran that Python as a stable one by then
-    (``python_tested``: it had the dependencies of the date)."""
-    if spec.python_tested:
+    (``python_tested``: it had the dependencies of the date). Empty for an undated one."""
+    if spec.python_tested or not spec.exclude_newer:
         return spec.exclude_newer
     return max(spec.exclude_newer, python_floor(spec.python))
 

@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 from builder.core.config import ValidationConfig
 from builder.core.records import Candidate
 from validation.environments import base_requirements, generated
-from validation.environments.environment import KEY_VERSION, EnvironmentSpec
+from validation.environments.environment import KEY_VERSION, EnvironmentSpec, resolution_date
 from validation.environments.inference import INFERENCE_VERSION, infer_spec, requires_python_at
 from validation.environments.interpreters import FIRST_MAINTENANCE_RELEASES, era_python
 from validation.environments.project_pythons import TESTED, project_python, project_pythons
@@ -67,6 +67,7 @@ class Resolution:
             "python": self.spec.python,
             "python_source": self.python_source,
             "exclude_newer": self.spec.exclude_newer,
+            "resolved_as_of": resolution_date(self.spec),
             "runner": self.spec.runner,
         }
 

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 from builder.core.config import ValidationConfig, load_config
 from tests.support.git import GIT_ENV
 from tests.support.records import candidate
+from validation.environments.environment import python_floor
 from validation.environments.resolution import RESOLUTION_VERSION, EnvironmentResolver, resolve
 from validation.environments.specs import RepoSpec, Settings, load_spec
 
@@ -44,6 +45,24 @@ def test_classifiers_then_the_era_then_the_spec_python(git_repo):
     assert (given.spec.python, given.python_source) == ("3.8", "spec")
     assert not any(r.spec.python_tested for r in (named, era, given))  # nothing says it ran
     assert all(r.spec.pins_override for r in (named, era, given))  # a spec's pins win
+
+
+def test_the_metadata_says_the_date_the_environment_was_resolved_as_of(git_repo):
+    # commits are dated 2024-01-01, under WHEELS_LAG_DAYS after 3.12.0 (2023-10-02)
+    spec = RepoSpec(repo="acme/widgets")
+    classifier = git_repo.commit(
+        {"setup.py": "classifiers=['Programming Language :: Python :: 3.12']\n"}
+    )
+    named = resolve(spec, mirror=git_repo.path, base_commit=classifier, available_pythons=AVAILABLE)
+    metadata = named.metadata()
+    assert metadata["exclude_newer"] == "2024-01-01T00:00:00Z"  # the environment commit's
+    assert metadata["resolved_as_of"] == python_floor("3.12") > metadata["exclude_newer"]
+    tested = git_repo.commit({"tox.ini": "[tox]\nenvlist = py312\n"})  # 3.12.1 was out
+    ran = resolve(spec, mirror=git_repo.path, base_commit=tested, available_pythons=AVAILABLE)
+    assert ran.metadata()["resolved_as_of"] == ran.metadata()["exclude_newer"]
+    undated = RepoSpec(repo="acme/widgets", defaults=Settings(dated=False))
+    plain = resolve(undated, mirror=git_repo.path, base_commit=tested, available_pythons=AVAILABLE)
+    assert plain.metadata()["resolved_as_of"] == plain.metadata()["exclude_newer"] == ""
 
 
 def test_inferred_at_the_environment_commit_and_written_per_version(tmp_path, git_repo):
