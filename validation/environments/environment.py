@@ -27,7 +27,7 @@ from builder.core.repos import file_lock, worktree
 from validation.environments import index_proxy
 from validation.environments import sandbox as sandboxes
 from validation.environments.egg_info_tags import SETUP_CFG, drop_tags
-from validation.environments.interpreters import Interpreters, find_uv
+from validation.environments.interpreters import PYTHON_RELEASES, Interpreters, find_uv
 
 COMPLETE = "swt-environment.json"
 """Written last, atomically: an environment without it is unfinished and is rebuilt."""
@@ -68,15 +68,6 @@ before its Python (:func:`python_floor`, as everything) nor before
 one (no ``setuptools.dep_util``, ``packaging`` of its own time) cannot build a project of
 2018."""
 
-PYTHON_RELEASED = {
-    "2.7": "2010-07-03", "3.6": "2016-12-23", "3.7": "2018-06-27", "3.8": "2019-10-14",
-    "3.9": "2020-10-05", "3.10": "2021-10-04", "3.11": "2022-10-24", "3.12": "2023-10-02",
-    "3.13": "2024-10-07", "3.14": "2025-10-07",
-}  # fmt: skip
-"""Release dates of each Python's x.y.0 (python.org's release pages, the PEP 4xx/5xx/6xx/7xx
-release schedules), from which :func:`python_floor` dates a resolution for that Python at the
-earliest. A package released before a Python does not know it: no wheels for it, and
-setuptools of 2019 does not import on 3.9 (3.12 removed ``distutils``)."""
 PYTEST_MAJORS = {
     "4": "2018-11-14T17:09:39Z", "5": "2019-06-29T01:02:19Z", "6": "2020-07-28T19:58:49Z",
     "7": "2022-02-04T10:21:26Z", "8": "2024-01-27T21:47:54Z", "9": "2025-11-08T17:25:31Z",
@@ -404,10 +395,10 @@ def pytest_date(date: str) -> str:
 def python_floor(python: str) -> str:
     """The oldest date a resolution for ``python`` is taken from: its release plus
     :data:`WHEELS_LAG_DAYS` (an empty string for a Python whose release is not known)."""
-    released = PYTHON_RELEASED.get(python)
+    released = PYTHON_RELEASES.get(python)
     if not released:
         return ""
-    moment = dt.date.fromisoformat(released) + dt.timedelta(days=WHEELS_LAG_DAYS)
+    moment = released + dt.timedelta(days=WHEELS_LAG_DAYS)
     return f"{moment.isoformat()}T23:59:59Z"
 
 

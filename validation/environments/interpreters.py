@@ -26,7 +26,11 @@ PYTHON_RELEASES: dict[str, dt.date] = {
     "3.13": dt.date(2024, 10, 7),
     "3.14": dt.date(2025, 10, 7),
 }
-"""Release date of each CPython minor version (python.org)."""
+"""Release date of each CPython minor version's x.y.0 (python.org's release pages, the PEP
+release schedules): the era rule picks among these, and a dated resolution for a Python is
+never older than its date plus half a year (``environment.python_floor``): a package released
+before a Python does not know it (no wheels for it; setuptools of 2019 does not import on 3.9,
+3.12 removed ``distutils``)."""
 FIRST_MAINTENANCE_RELEASES: dict[str, dt.date] = {
     "3.6": dt.date(2017, 3, 21),
     "3.7": dt.date(2018, 10, 20),
