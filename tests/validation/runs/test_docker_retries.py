@@ -46,18 +46,33 @@ def session(backend, git_repo, tmp_path):
         yield opened
 
 
+def _gone(error: APIError) -> bool:
+    """Whether the daemon refused a call on a container because it ended since it was listed
+    (a run of the other side, or one the toolkit removed, between the listing and the call):
+    404, or 409 ("dead or marked for removal", "is not running")."""
+    return isinstance(error, NotFound) or error.status_code == 409
+
+
 def _logs(container) -> bytes:
-    """What ``container`` printed so far; nothing when it is gone since it was listed (a run
-    of the other side, or one the toolkit removed, between the listing and this read), or is
-    being removed (the daemon answers 409: "dead or marked for removal")."""
+    """What ``container`` printed so far; nothing when it ended since it was listed."""
     try:
         return container.logs()
-    except NotFound:
-        return b""
     except APIError as error:
-        if error.status_code == 409:
+        if _gone(error):
             return b""
         raise
+
+
+def _hit(container, hit: str) -> bool:
+    """Kill or remove ``container`` (as ``docker kill`` / ``docker rm -f`` do); False when it
+    ended since it was listed."""
+    try:
+        container.kill() if hit == "kill" else container.remove(force=True)
+    except APIError as error:
+        if _gone(error):
+            return False
+        raise
+    return True
 
 
 def _remove_running(
@@ -71,8 +86,8 @@ def _remove_running(
     while len(removed) < times and not stop.is_set():
         for container in backend.client.containers.list(filters=wanted):
             if container.id not in removed and b"started" in _logs(container):
-                container.kill() if hit == "kill" else container.remove(force=True)
-                removed.add(container.id)
+                if _hit(container, hit):
+                    removed.add(container.id)
         time.sleep(0.2)
 
 
@@ -222,8 +237,7 @@ def _kill_when_running(
         for container in client.containers.list(
             filters={**label_filter(kind), "status": "running"}
         ):
-            if says in _logs(container):
-                container.kill()
+            if says in _logs(container) and _hit(container, "kill"):
                 killed.append(container.id)
                 return
         time.sleep(0.2)
