@@ -38,7 +38,7 @@ from validation.coverage import credit
 from validation.environments import metadata, test_imports
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.environments.interpreters import PYTHON_RELEASES
-from validation.environments.resolution import EnvironmentResolver, Resolution
+from validation.environments.resolution import INFERRED, EnvironmentResolver, Resolution
 from validation.environments.specs import Settings, SpecError
 from validation.grading import (
     Grade,
@@ -348,7 +348,7 @@ class ValidateStage(Stage):
         """The settings the repository's own spec file gives this version (None for an
         inferred spec)."""
         repo_spec = self.environments.library.get(record.repo)
-        if repo_spec is None or resolution.spec_source == "inferred":
+        if repo_spec is None or resolution.spec_source == INFERRED:
             return None
         return repo_spec.settings(resolution.version)
 

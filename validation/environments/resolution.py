@@ -49,7 +49,7 @@ class Resolution:
     version_source: str  # "record", or the rule kind that detected it
     detected_version: str | None
     environment_commit: str
-    spec_source: str  # the spec file's label (see ``spec_label``), or "inferred"
+    spec_source: str  # the spec file's label (see ``spec_label``), or INFERRED
     python_source: str = "spec"  # "spec", a source of project_pythons (e.g. "tox envlist"), "era"
     base_requirements: tuple[str, ...] = ()  # the base commit's, added to the spec's packages
 
