@@ -11,6 +11,15 @@ new test (none is reused from the store), one at a time. Reported:
 - with ``--mutation`` (``--mutants`` per instance): the wall time per prediction and its ratio
   to the same prediction without mutation.
 
+``--counter-overhead`` measures instead what counting the golden patch's lines costs (SWT-Bench's
+execution counts, ``validation/coverage/counter.py``): one pytest run of a generated package
+doing real work (a sieve, word counts; ``--counter-tests`` tests, a few seconds plain), run
+``--counter-rounds`` times alternated three ways in the interpreter ``--python`` (it needs pytest
+and coverage.py): plain; under the counter, with patch lines in the hot loop, once per call of
+the hot functions, or in another function of the file (:data:`COUNTED_LINES`); and under
+coverage.py as validation's measured runs run it (``measured_command``, our rcfile and context
+plugin). Reported: median wall times and the median ratios counter/plain and coverage/plain.
+
 Run with ``.venv/bin/python -m benchmarks.bench_evaluate``.
 """
 
@@ -18,6 +27,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -93,12 +106,123 @@ def _evaluate(directory: Path, config: Config, root: Path, name: str, count: int
     return wall, tests
 
 
+COUNTED_MODULE = """\
+def primes(n):
+    sieve = [True] * (n + 1)
+    found = []
+    for i in range(2, n + 1):
+        if sieve[i]:
+            found.append(i)
+            for j in range(i * i, n + 1, i):
+                sieve[j] = False
+    return found
+
+
+def words(text):
+    counts = {}
+    for word in text.split():
+        word = word.strip(".,").lower()
+        counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+def describe(found):
+    largest = found[-1] if found else None
+    return f"{len(found)} primes up to {largest}"
+"""
+COUNTED_LINES = {
+    "hot": {"pkg/calc.py": [5, 6, 9, 14, 15, 17]},  # 5: every i of the sieve; 14-15: every word
+    "cold": {"pkg/calc.py": [2, 3, 9, 13, 17]},  # once per call of the hot functions
+    "elsewhere": {"pkg/calc.py": [21, 22]},  # a function run once per test
+}
+"""Golden patch lines: in the hot loop, run once per call of the hot functions, elsewhere."""
+
+
+def _counted_repo(root: Path, tests: int) -> Path:
+    repo = root / "counted"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "calc.py").write_text(COUNTED_MODULE)
+    text = "The quick brown fox, jumps over the lazy dog. " * 400
+    body = f"from pkg.calc import describe, primes, words\n\nTEXT = {text!r}\n"
+    body += "".join(
+        f"\n\ndef test_work_{i}():\n    found = primes({40000 + i})\n"
+        f"    assert describe(found).startswith('4')\n    assert words(TEXT)['the'] == 800\n"
+        for i in range(tests)
+    )
+    (repo / "tests" / "test_calc.py").write_text(body)
+    return repo
+
+
+def counter_overhead(python: str, tests: int, rounds: int) -> None:
+    """Plain / counted / coverage-measured runs of one pytest workload (see the docstring)."""
+    from validation.coverage import CONTEXT_PLUGIN, RUNTIME, measured_command, rcfile
+    from validation.coverage.counts import COUNTER, counted_command, read_counts
+
+    python = os.path.abspath(python)  # the runs' working directory is the generated repo
+    version = subprocess.run(
+        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory)
+        repo = _counted_repo(root, tests)
+        scratch = root / "scratch"
+        plain = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+        commands = {"plain": plain}
+        for name, lines in COUNTED_LINES.items():
+            report = str(scratch / f"counts-{name}.json")
+            commands[f"counter ({name} lines)"] = counted_command(
+                plain, str(COUNTER.place(root / "tools")), report, lines
+            )
+        commands["coverage"] = measured_command(
+            [*plain, "-p", CONTEXT_PLUGIN],
+            str(RUNTIME.place(root / "tools")),
+            str(scratch / "rc"),
+            rcfile(["pkg/calc.py"], str(scratch / "data"), contexts="runner", python=version),
+            str(scratch / "coverage.json"),
+            COUNTED_LINES["hot"],
+        )
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for round_ in range(rounds + 1):  # the first round warms the caches, untimed
+            for name, command in commands.items():
+                started = time.perf_counter()
+                done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
+                elapsed = time.perf_counter() - started
+                if done.returncode != 0:
+                    raise RuntimeError(f"{name} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+                if round_:
+                    times[name].append(elapsed)
+        counts = read_counts((scratch / "counts-hot.json").read_bytes())
+    assert counts is not None and counts.counts["pkg/calc.py"][5] > 0, counts
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    ratios = {
+        name: statistics.median(a / b for a, b in zip(values, times["plain"], strict=True))
+        for name, values in times.items()
+    }
+    print(f"Python {version} ({python}), {tests} tests, {rounds} alternated rounds (medians)")
+    for name in commands:
+        print(f"{name:>27}: {medians[name]:6.2f} s  {ratios[name]:5.2f}× plain")
+    print(f"hot line 5 counted {counts.counts['pkg/calc.py'][5]} times")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--mutants", type=int, default=5)
+    parser.add_argument(
+        "--counter-overhead", action="store_true", help="measure the line counter's cost instead"
+    )
+    parser.add_argument("--counter-tests", type=int, default=450)
+    parser.add_argument("--counter-rounds", type=int, default=3)
+    parser.add_argument("--python", default=sys.executable, help="for --counter-overhead")
     args = parser.parse_args()
+    if args.counter_overhead:
+        counter_overhead(args.python, args.counter_tests, args.counter_rounds)
+        return
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         dataset, config = _dataset(root, args.tests, args.rounds)

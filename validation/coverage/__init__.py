@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 import unidiff
 
 from builder.core.diffs import parse_patch
+from validation.coverage.counts import split_interpreter_options
 from validation.environments.runtime import RuntimeFiles
 from validation.runs.patches import PatchError
 
@@ -63,11 +64,13 @@ RUNTIME = RuntimeFiles(
 wrapper, see its docstring) and the context plugin beside it. Their digest is part of result
 keys when coverage is on, beside :data:`MEASURE_VERSION`."""
 
-MEASURE_VERSION = 3
+MEASURE_VERSION = 4
 """Bump when what the builder asks of a measured run changes (the rcfile, the command, how the
 report is read; part of result keys when coverage is on). The runtime files are keyed by their
 digest (:data:`RUNTIME`).
-3: child processes' lines carry the test that started them; one context switch per test."""
+3: child processes' lines carry the test that started them; one context switch per test.
+4: interpreter options (``python -W all …``) stay before the wrapper script (a test command
+with them failed under coverage: its stored drops must not be reused)."""
 
 SYSMON_PYTHON = (3, 12)
 """From this Python on (with coverage.py ≥ 7.9, which is pinned there) the sys.monitoring core
@@ -122,12 +125,13 @@ def measured_command(
 
     ``runtime``: the run's folder holding :data:`RUNTIME` (``Session.provide``); the command
     names the script by its path there (the digest, not the source). ``wanted``: the lines (per
-    file) whose test contexts the report keeps.
+    file) whose test contexts the report keeps. Interpreter options (``python -W all -m
+    pytest``) stay before the script: ``coverage run`` takes none of them.
     """
-    python, *args = command
+    interpreter, args = split_interpreter_options(command)
     lines = {path: sorted(numbers) for path, numbers in (wanted or {}).items()}
     return [
-        python, f"{runtime}/{RUNTIME.script}", rcfile_path, rcfile_text, report_path,
+        *interpreter, f"{runtime}/{RUNTIME.script}", rcfile_path, rcfile_text, report_path,
         json.dumps(lines, sort_keys=True), *args,
     ]  # fmt: skip
 

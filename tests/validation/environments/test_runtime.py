@@ -8,12 +8,13 @@ import pytest
 
 from tests.support.runtime import copied
 from validation.coverage import RUNTIME
+from validation.coverage.counts import COUNTER
 from validation.environments.interpreters import Interpreters
 from validation.environments.metadata import SHIM
 from validation.environments.runtime import OLDEST_PYTHON
 
 
-@pytest.mark.parametrize("files", [RUNTIME, SHIM], ids=["coverage", "metadata"])
+@pytest.mark.parametrize("files", [RUNTIME, SHIM, COUNTER], ids=["coverage", "metadata", "counter"])
 def test_the_digest_follows_the_content_and_only_it(files, tmp_path, monkeypatch):
     assert files.contents and all(files.contents.values())  # found through the package
     same = copied(files, tmp_path, monkeypatch)
@@ -49,7 +50,7 @@ def oldest_python() -> str:
     return found
 
 
-@pytest.mark.parametrize("files", [RUNTIME, SHIM], ids=["coverage", "metadata"])
+@pytest.mark.parametrize("files", [RUNTIME, SHIM, COUNTER], ids=["coverage", "metadata", "counter"])
 def test_every_runtime_file_compiles_on_the_oldest_python(files, oldest_python, tmp_path):
     folder = files.place(tmp_path)
     compile_all = "import sys\nfor p in sys.argv[1:]:\n    compile(open(p).read(), p, 'exec')\n"

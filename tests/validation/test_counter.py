@@ -1,0 +1,387 @@
+"""Execution counts of wanted lines (counter.py) against stdlib trace's, on real interpreters;
+the command wrappers and interpreter options (counted and measured runs)."""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from validation.coverage import RUNTIME, measured_command, rcfile, read_report
+from validation.coverage import counter as counter_module
+from validation.coverage.counts import (
+    COUNTER,
+    LineCounts,
+    counted_command,
+    read_counts,
+    split_interpreter_options,
+)
+
+MODULE = '''\
+"""Module docstring."""
+
+
+def loop(n):
+    """A docstring line: not executable."""
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def twice(x):
+    return x * 2
+
+
+def never():
+    return 0
+
+
+square = lambda x: x * x  # noqa: E731
+squares = [square(i) for i in range(3)]
+'''
+LOOP_BODY, DEF_LOOP, DOCSTRING, TWICE_BODY, NEVER_BODY = 8, 4, 5, 13, 17
+MAIN = "from pkg.mod import loop, twice\n\nloop(3)\ntwice(1)\ntwice(2)\n"
+ALL_LINES = list(range(1, MODULE.count("\n") + 1))
+TARGETS = {"pkg/mod.py": ALL_LINES, "pkg/__init__.py": [1], "pkg/other.py": [1, 2]}
+
+# stdlib trace on the same program: what SWT-Bench's trace.py counts (Trace(count=1, trace=0))
+REFERENCE = """\
+import json, os, sys, trace
+script, out = sys.argv[1], sys.argv[2]
+path = os.path.abspath(script)
+sys.argv = [script]
+sys.path[0] = os.path.dirname(path)
+with open(path) as handle:
+    code = compile(handle.read(), path, "exec")
+main = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__}
+tracer = trace.Trace(count=1, trace=0)
+tracer.runctx(code, main, main)
+root = os.getcwd() + os.sep
+counts = {}
+for (name, line), number in tracer.results().counts.items():
+    if name.startswith(root):
+        counts.setdefault(os.path.relpath(name), {})[str(line)] = number
+tables = {name: sorted(n for n in trace._find_executable_linenos(name) if n) for name in counts}
+with open(out, "w") as handle:
+    json.dump({"counts": counts, "tables": tables}, handle)
+"""
+
+
+def _interpreter(version: str) -> str:
+    """The venv's Python ("venv") or pyenv's newest of ``version``; skips when there is none."""
+    if version == "venv":
+        return sys.executable
+    found = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python")))
+    if not found:
+        pytest.skip(f"no Python {version} interpreter (~/.pyenv/versions/{version}.*)")
+    return found[-1]
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "mod.py").write_text(MODULE)
+    (root / "pkg" / "other.py").write_text("def unused():\n    return 1\n")
+    (root / "main.py").write_text(MAIN)
+    return root
+
+
+@pytest.fixture
+def counted(tmp_path, repo):
+    """Runs ``command`` under the counter in ``repo``: (the completed process, its counts)."""
+    runtime = str(COUNTER.place(tmp_path / "tools"))
+    report = tmp_path / "counts.json"
+
+    def run(command, targets=None, **kwargs):
+        report.unlink(missing_ok=True)
+        wrapped = counted_command(command, runtime, str(report), targets or TARGETS)
+        done = subprocess.run(
+            wrapped, cwd=repo, capture_output=True, text=True, timeout=120, **kwargs
+        )
+        data = report.read_bytes() if report.exists() else None
+        return done, read_counts(data)
+
+    return run
+
+
+def _reference(python: str, repo: Path, script: str = "main.py") -> dict:
+    out = repo.parent / "reference.json"
+    done = subprocess.run(
+        [python, "-c", REFERENCE, script, str(out)], cwd=repo, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())
+
+
+def _as_trace(reference: dict, targets: dict) -> LineCounts:
+    """What stdlib trace reports, restricted to the wanted lines as the counter reports them."""
+    executable, counts = {}, {}
+    for path, numbers in reference["counts"].items():
+        if path not in targets:
+            continue
+        table = set(reference["tables"][path])
+        executable[path] = frozenset(line for line in targets[path] if line in table)
+        counts[path] = {line: numbers.get(str(line), 0) for line in sorted(executable[path])}
+    return LineCounts(executable, counts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Counts: the same as stdlib trace's, on every interpreter found.
+
+
+@pytest.mark.parametrize("version", ["venv", "3.6", "3.8", "3.12", "3.13"])
+def test_counts_equal_stdlib_traces(counted, repo, version):
+    """A loop line run 3 times, a function called twice, a def line run at import, a docstring
+    line (not executable), a line never run (executable, 0), a lambda and a comprehension (where
+    sys.monitoring and settrace differ); a file never imported and an empty one."""
+    python = _interpreter(version)
+    done, counts = counted([python, "main.py"])
+    assert done.returncode == 0, done.stderr
+    assert counts == _as_trace(_reference(python, repo), TARGETS)
+    assert "pkg/other.py" not in counts.executable  # never imported: not traced
+    mod = counts.counts["pkg/mod.py"]
+    assert mod[LOOP_BODY] == 3 and mod[TWICE_BODY] == 2 and mod[DEF_LOOP] == 1
+    assert mod[NEVER_BODY] == 0 and NEVER_BODY in counts.executable["pkg/mod.py"]
+    assert DOCSTRING not in counts.executable["pkg/mod.py"]
+
+
+@pytest.mark.parametrize("version", ["venv", "3.12", "3.13"])
+def test_counts_of_a_few_wanted_lines_are_theirs_alone(counted, repo, version):
+    """Only some lines wanted (the others switched off on sys.monitoring): the same counts."""
+    python = _interpreter(version)
+    wanted = {"pkg/mod.py": [DOCSTRING, LOOP_BODY, 20, 21, NEVER_BODY]}  # 20-21: lambda, listcomp
+    done, counts = counted([python, "main.py"], wanted)
+    assert done.returncode == 0, done.stderr
+    assert counts == _as_trace(_reference(python, repo), wanted)
+
+
+def test_threads_are_counted(counted, repo):
+    (repo / "threads.py").write_text(
+        "import threading\n\nfrom pkg.mod import twice\n\n"
+        "barrier = threading.Barrier(4)\n\n\n"
+        "def work():\n    barrier.wait()\n    for i in range(500):\n        twice(i)\n\n\n"
+        "threads = [threading.Thread(target=work) for _ in range(4)]\n"
+        "for thread in threads:\n    thread.start()\nfor thread in threads:\n    thread.join()\n"
+    )
+    done, counts = counted([sys.executable, "threads.py"])
+    assert done.returncode == 0, done.stderr
+    assert counts.counts["pkg/mod.py"][TWICE_BODY] == 2000
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+@pytest.mark.parametrize("version", ["venv", "3.6", "3.13"])
+def test_a_forked_child_leaves_the_report_to_its_parent(counted, repo, version):
+    """A child that forks off and ends normally (through the counter's ``finally``) neither
+    writes the report nor adds to it: child processes are not followed."""
+    (repo / "forker.py").write_text(
+        "import os\n\nfrom pkg.mod import twice\n\npid = os.fork()\nif pid == 0:\n"
+        "    twice(1)\n    twice(2)\nelse:\n    os.waitpid(pid, 0)\n    twice(3)\n"
+    )
+    done, counts = counted([_interpreter(version), "forker.py"])
+    assert (done.returncode, done.stderr) == (0, "")
+    assert counts.counts["pkg/mod.py"][TWICE_BODY] == 1
+
+
+@pytest.mark.parametrize("version", ["venv", "3.13"])
+def test_a_trace_function_of_the_command_replacing_the_counter_is_reported(counted, version):
+    """settrace (Python < 3.12) is one per thread: the command's own (coverage.py's, in the same
+    process) ends the counting, as it ends trace.py's; sys.monitoring (3.12+) is not affected."""
+    python = _interpreter(version)
+    code = "import sys, pkg.mod\nsys.settrace(None)\npkg.mod.twice(1)\n"
+    done, counts = counted([python, "-c", code])
+    assert done.returncode == 0, done.stderr
+    monitoring = version != "venv"  # the venv's Python is 3.11
+    assert counts.replaced is not monitoring
+    assert counts.counts["pkg/mod.py"][TWICE_BODY] == (1 if monitoring else 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The command runs as `python ARGS` would: its exit status, options, argv and sys.path.
+
+
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("import pkg.mod; pkg.mod.twice(1)", 0),
+        ("import sys, pkg.mod; pkg.mod.twice(1); sys.exit(3)", 3),
+        ("import pkg.mod; pkg.mod.twice(1); raise ValueError('boom')", 1),
+    ],
+    ids=["ok", "exit-3", "uncaught"],
+)
+def test_the_exit_status_is_the_commands_and_the_report_is_written(counted, code, status):
+    done, counts = counted([sys.executable, "-c", code])
+    assert done.returncode == status, done.stderr
+    assert counts.counts["pkg/mod.py"][TWICE_BODY] == 1
+    if status == 1:
+        assert "ValueError: boom" in done.stderr
+        assert COUNTER.script not in done.stderr  # the traceback is the command's own
+
+
+def test_a_system_exit_message_is_printed_as_python_does(counted):
+    done, counts = counted([sys.executable, "-c", "raise SystemExit('bad input')"])
+    assert (done.returncode, done.stderr.strip()) == (1, "bad input")
+    assert counts == LineCounts({}, {})  # nothing of the targets ran
+
+
+def test_interpreter_options_take_effect(counted):
+    warn = "import warnings; warnings.warn('old', DeprecationWarning); print('after')"
+    done, _ = counted([sys.executable, "-c", warn])
+    assert done.returncode == 0 and done.stdout == "after\n", done.stderr
+    command = [sys.executable, "-W", "error::DeprecationWarning", "-c", warn]
+    done, _ = counted(command)
+    assert done.returncode == 1 and "DeprecationWarning: old" in done.stderr, done.stderr
+    wrapped = counted_command(command, "/run/tools", "/run/counts.json", {})
+    assert wrapped[1:4] == ["-W", "error::DeprecationWarning", f"/run/tools/{COUNTER.script}"]
+
+
+SHOW = (
+    "import sys, __main__\n"
+    "print(sys.argv, sys.path[0], __name__, getattr(__main__, '__file__', None),"
+    " __main__.__spec__ is None, sys.modules['__main__'] is __main__)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["show.py", "a", "-b"], ["sub/show.py"], ["-m", "show", "x"], ["-c", SHOW, "y"]],
+    ids=["script", "script-in-a-folder", "module", "code"],
+)
+def test_argv_path_and_main_are_pythons(counted, repo, args):
+    (repo / "show.py").write_text(SHOW)
+    (repo / "sub").mkdir()
+    (repo / "sub" / "show.py").write_text(SHOW)
+    plain = subprocess.run([sys.executable, *args], cwd=repo, capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stderr
+    done, _ = counted([sys.executable, *args])
+    assert (done.returncode, done.stdout) == (0, plain.stdout), done.stderr
+
+
+@pytest.mark.slow
+def test_pytest_runs_as_a_module_and_its_tested_lines_count(counted, repo):
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_mod.py").write_text(
+        "from pkg.mod import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n\n\n"
+        "def test_twice_again():\n    assert twice(3) == 6\n"
+    )
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    done, counts = counted(command)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+    mod = counts.counts["pkg/mod.py"]
+    assert (mod[TWICE_BODY], mod[DEF_LOOP], mod[LOOP_BODY]) == (2, 1, 0)
+    assert not counts.replaced  # pytest keeps the counter's trace function
+    done, _ = counted([*command, "-k", "no_such_test"])
+    assert done.returncode == 5  # pytest's "no tests collected", through SystemExit
+
+
+# ---------------------------------------------------------------------------------------------
+# Units: the option split, the wrappers, the report.
+
+
+HASH_OPTION = ["--check-hash-based-pycs", "never"]
+
+
+@pytest.mark.parametrize(
+    ("command", "interpreter", "args"),
+    [
+        (["py", "-m", "pytest", "x"], ["py"], ["-m", "pytest", "x"]),
+        (["py", "-W", "all", "-m", "pytest"], ["py", "-W", "all"], ["-m", "pytest"]),
+        (["py", "-Wall", "-Bm", "pytest"], ["py", "-Wall", "-B"], ["-m", "pytest"]),
+        (["py", "-mpytest", "-W", "x"], ["py"], ["-m", "pytest", "-W", "x"]),
+        (["py", "-X", "dev", "-c", "pass", "a"], ["py", "-X", "dev"], ["-c", "pass", "a"]),
+        (["py", "-Ic", "pass"], ["py", "-I"], ["-c", "pass"]),
+        (["py", "-bb", "-OO", "run.py", "-W"], ["py", "-bb", "-OO"], ["run.py", "-W"]),
+        (["py", "--", "run.py"], ["py", "--"], ["run.py"]),
+        (["py", "-u", "-", "a"], ["py", "-u"], ["-", "a"]),
+        (["py", "--check-hash-based-pycs", "never", "r.py"], ["py", *HASH_OPTION], ["r.py"]),
+    ],
+)
+def test_interpreter_options_are_split_from_the_program(command, interpreter, args):
+    assert split_interpreter_options(command) == (interpreter, args)
+
+
+def test_measured_command_keeps_interpreter_options_before_the_script():
+    command = ["python", "-W", "all", "-m", "pytest", "tests/test_a.py"]
+    wrapped = measured_command(command, "/run/tools", "/run/rc", "[run]\n", "/run/cov.json")
+    script = f"/run/tools/{RUNTIME.script}"
+    assert wrapped[:4] == ["python", "-W", "all", script]
+    assert wrapped[-3:] == ["-m", "pytest", "tests/test_a.py"]
+    plain = measured_command(command[:1] + command[3:], "/run/tools", "/run/rc", "", "/r.json")
+    assert plain[:2] == ["python", script]  # without options: as before
+
+
+@pytest.mark.slow
+def test_a_measured_run_with_interpreter_options_runs(repo, tmp_path):
+    """``coverage run`` rejects interpreter options ("no such option: -W"): they go before the
+    measuring script, and still take effect."""
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_mod.py").write_text(
+        "import sys\n\nfrom pkg.mod import twice\n\n\ndef test_twice():\n"
+        "    assert twice(2) == 4\n    assert sys.warnoptions == ['all']\n"
+    )
+    scratch = tmp_path / "scratch"
+    command = [sys.executable, "-W", "all", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    wrapped = measured_command(
+        [*command, "tests/test_mod.py"],
+        str(RUNTIME.place(tmp_path / "tools")),
+        str(scratch / "rc"),
+        rcfile(["pkg/mod.py"], str(scratch / "data")),
+        str(scratch / "cov.json"),
+        {"pkg/mod.py": [TWICE_BODY]},
+    )
+    done = subprocess.run(wrapped, cwd=repo, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    measured = read_report((scratch / "cov.json").read_bytes())
+    assert TWICE_BODY in measured.executed["pkg/mod.py"]
+
+
+def test_counted_command_names_the_script_and_the_targets():
+    wrapped = counted_command(
+        ["python", "-m", "pytest", "t.py"], "/run/tools", "/run/c.json", {"a.py": [3, 1, 3]}
+    )
+    assert wrapped == [
+        "python", f"/run/tools/{COUNTER.script}", "/run/c.json", '{"a.py": [1, 3]}',
+        "-m", "pytest", "t.py",
+    ]  # fmt: skip
+
+
+def test_the_runtime_file_is_the_counter():
+    assert COUNTER.script == "_swt_counter.py"
+    assert COUNTER.contents[COUNTER.script] == Path(counter_module.__file__).read_bytes()
+
+
+def test_read_counts_fills_zeros_of_executable_lines_only():
+    report = {
+        "version": 1,
+        "files": {
+            "pkg/a.py": {"executable": [2, 5, 7], "counts": {"2": 3, "4": 1}},
+            "pkg/b.py": {"executable": [], "counts": {}, "error": "SyntaxError: x"},
+        },
+        "replaced": True,
+    }
+    counts = read_counts(json.dumps(report).encode())
+    assert counts.executable == {"pkg/a.py": {2, 5, 7}, "pkg/b.py": frozenset()}
+    assert counts.counts == {"pkg/a.py": {2: 3, 5: 0, 7: 0}, "pkg/b.py": {}}  # 4: no table line
+    assert counts.errors == {"pkg/b.py": "SyntaxError: x"}
+    assert counts.replaced
+    assert read_counts(None) is None
+    with pytest.raises(ValueError, match="version"):
+        read_counts(b'{"version": 2, "files": {}}')
+
+
+def test_the_fallback_line_table_is_stdlib_traces(tmp_path):
+    import trace
+
+    path = tmp_path / "mod.py"
+    path.write_text(MODULE)
+    assert counter_module.find_executable_linenos(str(path)) == trace._find_executable_linenos(
+        str(path)
+    )
+    path.write_text("def broken(:\n")
+    assert counter_module.executable_lines(str(path))[1].startswith("SyntaxError")

@@ -1,0 +1,622 @@
+"""Counts how often a command runs the wanted lines, as SWT-Bench's ``trace.py --count`` does.
+
+Run by the environment's interpreter (Python 3.6 syntax; the standard library only), copied into
+the run as ``_swt_counter.py``::
+
+    python [interpreter options] _swt_counter.py REPORT TARGETS_JSON ARGS...
+
+``ARGS`` is what followed ``python`` (and its options) in the command: ``-m module args``,
+``-c code args``, ``script args`` or ``- args`` (stdin). It runs in this process as ``python
+ARGS`` would run it (``sys.argv``, ``sys.path[0]``, a fresh ``__main__``), and this process exits
+with its exit status: a ``SystemExit``'s code as Python reports it; an uncaught exception prints
+its traceback and exits 1. ``TARGETS_JSON`` maps repo-relative paths (relative to the working
+directory at start) to the line numbers wanted in them.
+
+The numbers are SWT-Bench's: their ``trace.py`` (stdlib ``trace`` with ``Trace(count=1,
+trace=0)``) counts every ``line`` event of the included files, module import time included, and
+reports per file with at least one event its *executable* lines (the static line table,
+``trace._find_executable_linenos``: the line starts of every code object minus docstring lines)
+with their counts, 0 for lines never run. Only the golden patch's lines matter and they are known
+before the run, so only they are counted:
+
+- Python >= 3.12: ``sys.monitoring`` under a free tool id. ``PY_START`` events (global) find the
+  code objects of target files as they first run; every other code object is switched off after
+  its first start (``DISABLE``), so code outside the target files costs one event per code
+  object, never a line event. A target code object holding a wanted line gets local ``LINE`` and
+  ``JUMP`` events: a ``LINE`` marks the file traced and counts a wanted line, and a location of
+  any other line is switched off after its first event. ``JUMP`` events add what
+  ``sys.settrace`` (which stdlib ``trace`` uses; since 3.12 it is built on sys.monitoring)
+  reports beyond ``LINE`` events: a ``line`` event on every backward jump within one line
+  (one-line loops, comprehensions, generator expressions); other jumps are switched off. A
+  target code object without wanted lines gets ``LINE`` events only while its file is not yet
+  traced (its first one marks it), none after. Python 3.13 hides the ``LINE`` event of a code
+  object's first line when it is the line of its ``RESUME`` (lambdas, one-line functions, class
+  bodies) unless that ``RESUME`` is instrumented, as settrace's ``PY_START`` keeps it: such code
+  objects keep their ``PY_START`` when that line is wanted. sys.monitoring events are global:
+  every thread is counted.
+- Python < 3.12: ``sys.settrace`` and ``threading.settrace`` (stdlib ``trace``'s own mechanism,
+  made selective) with a global trace function that looks a frame's ``co_filename`` up (resolved
+  to a real path once per file name): frames of other files get no local tracer; frames of a
+  code object holding a wanted line get one counting wanted lines; frames of other code objects
+  of a target file get one only while the file is not yet traced, which marks it at their first
+  line and stops.
+
+Counts are kept in ``itertools.count`` objects (``next`` on one is atomic under the GIL, so
+threads lose no count). Counting stops when the command's ``python ARGS`` part ends (before the
+interpreter's own exit: ``atexit`` handlers and threads still running then are not counted, as
+in ``trace.py``), and the report is written then, once (in a ``finally``; an ``atexit`` backstop
+writes it if that never ran; a forked child, whose tracer is stopped at the fork, never writes;
+a command ending through ``os._exit`` or a signal leaves none, as with ``trace.py``).
+Child processes are not followed (``trace.py`` re-runs Python subprocesses under itself: that is
+not reproduced here): a line run only in a subprocess or a multiprocessing worker counts 0.
+
+REPORT (JSON, written whole)::
+
+    {"version": 1, "files": {path: {"executable": [wanted lines in the static line table],
+                                    "counts": {"line": count}}}}
+
+for every target file in which at least one line event happened (any line: "the file was
+traced", which is when ``trace.py`` reports a file). ``counts`` holds the wanted lines that had
+at least one line event (0 omitted; a wanted line outside the static table, e.g. a docstring
+line, may be there: ``trace.py`` reports only ``executable`` ones). A file whose static table
+cannot be computed (no source, a syntax error) gets an empty ``executable`` and ``error``.
+``"replaced": true`` says the counter was not in place at the end: on Python < 3.12 the main
+thread's trace function was another's (the command set its own, or ran coverage.py in this
+process: from then on nothing was counted, as ``trace.py`` would lose it too); on 3.12+ our tool
+id was freed and taken. sys.monitoring does not mind the command's ``sys.settrace``, which would
+switch ``trace.py``'s counting off.
+"""
+
+import atexit
+import io
+import itertools
+import json
+import os
+import sys
+import threading
+import types
+
+VERSION = 1
+"""The report's format."""
+TOOL_NAME = "swt-counter"
+"""Our name for the sys.monitoring tool id we take."""
+TOOL_IDS = (3, 4, 5, 2, 0, 1)
+"""sys.monitoring tool ids tried in order: the unnamed ones first, coverage.py's (1) last."""
+
+
+class TargetFile:
+    """A target file: its wanted lines' counters, and whether any of its lines ran."""
+
+    __slots__ = ("path", "real", "wanted", "traced", "codes", "count_lines", "mark_traced")
+
+    def __init__(self, path, real, lines):
+        self.path = path
+        """As named in TARGETS_JSON (repo-relative)."""
+        self.real = real
+        """Its real path (what code objects' file names are resolved to)."""
+        self.wanted = {int(line): itertools.count() for line in lines}
+        self.traced = False
+        self.codes = {}
+        """id(code) → (code, whether it holds a wanted line); the code object is kept, so no
+        other takes its id (settrace, Python < 3.12)."""
+        self.count_lines = self.mark_traced = None
+        """The settrace local tracers of its frames: one counting wanted lines, one marking the
+        file traced at a frame's first line and tracing it no further."""
+
+    def counts(self):
+        """Wanted line → how many line events it had (lines without one left out). Reads the
+        counters: call it once."""
+        counts = {}
+        for line, counter in sorted(self.wanted.items()):
+            number = next(counter)  # the number of events before this read
+            if number:
+                counts[line] = number
+        return counts
+
+
+class Targets:
+    """The target files, found by a code object's file name (resolved once per name)."""
+
+    def __init__(self, wanted, root):
+        self.root = root
+        self.files = []
+        by_real = {}
+        for path, lines in sorted(wanted.items()):
+            real = os.path.realpath(os.path.join(root, path))
+            target = TargetFile(path, real, lines)
+            self.files.append(target)
+            by_real[real] = target
+        self._by_real = by_real
+        self._by_name = {}
+
+    def find(self, filename):
+        """The target file of a code object's ``co_filename``; None when it is none. A relative
+        name is resolved against the working directory at start, where a relative
+        ``sys.path`` entry pointed when the module was imported."""
+        try:
+            return self._by_name[filename]
+        except KeyError:
+            pass
+        target = None
+        if filename and not (filename.startswith("<") and filename.endswith(">")):
+            try:
+                real = os.path.realpath(os.path.join(self.root, filename))
+            except (OSError, ValueError):  # not a path (a NUL in it)
+                real = None
+            target = self._by_real.get(real)
+        self._by_name[filename] = target
+        return target
+
+
+def _lines_of(code):
+    """The lines of ``code``'s line table (those its line events can be on)."""
+    if hasattr(code, "co_lines"):  # Python 3.10+
+        return {line for _, _, line in code.co_lines() if line is not None}
+    import dis
+
+    return {line for _, line in dis.findlinestarts(code)}
+
+
+def _holds_wanted(code, target):
+    return not target.wanted.keys().isdisjoint(_lines_of(code))
+
+
+def _line_at(code, offset):
+    """The line of the instruction at ``offset`` in ``code`` (None: no line)."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end:
+            return line
+    return None
+
+
+class MonitoringCounter:
+    """Counts with sys.monitoring (Python >= 3.12); see the module's docstring. Code objects are
+    known by id (hashing one hashes its whole bytecode): those given local events are kept, so
+    no other object takes their id."""
+
+    def __init__(self, targets):
+        self.targets = targets
+        self.tool = None
+        self.replaced = False
+        self.started = {}  # id -> the code objects given local events
+        self._kept = set()  # ids of those whose PY_START stays on (their first line is wanted)
+        self._files = {}  # co_filename -> its target (target code objects' names only)
+        self._jumps = {}  # (code id, from, to) -> the counter of a wanted line's same-line jump
+
+    def start(self):
+        """Take a free tool id and start; False when none is free."""
+        monitoring = sys.monitoring
+        for tool in TOOL_IDS:
+            if monitoring.get_tool(tool) is not None:
+                continue
+            try:
+                monitoring.use_tool_id(tool, TOOL_NAME)
+            except ValueError:  # taken meanwhile
+                continue
+            self.tool = tool
+            break
+        else:
+            return False
+        events = monitoring.events
+        self._disable = monitoring.DISABLE
+        self._local = events.LINE | events.JUMP
+        self._line = events.LINE
+        monitoring.register_callback(self.tool, events.PY_START, self.py_start)
+        monitoring.register_callback(self.tool, events.LINE, self._line_callback())
+        monitoring.register_callback(self.tool, events.JUMP, self._jump_callback())
+        monitoring.set_events(self.tool, events.PY_START)
+        return True
+
+    def stop(self):
+        if self.tool is None:
+            return
+        monitoring = sys.monitoring
+        self.replaced = monitoring.get_tool(self.tool) != TOOL_NAME  # freed and taken by another
+        monitoring.set_events(self.tool, 0)
+        for code in self.started.values():
+            monitoring.set_local_events(self.tool, code, 0)
+        events = monitoring.events
+        for event in (events.PY_START, events.LINE, events.JUMP):
+            monitoring.register_callback(self.tool, event, None)
+        monitoring.free_tool_id(self.tool)
+        self.tool = None
+
+    def py_start(self, code, offset):
+        if id(code) in self._kept:
+            return None
+        target = self.targets.find(code.co_filename)
+        if target is None:
+            return self._disable
+        if id(code) not in self.started:
+            self.started[id(code)] = code
+            self._files[code.co_filename] = target
+            if _holds_wanted(code, target):
+                sys.monitoring.set_local_events(self.tool, code, self._local)
+            elif not target.traced:  # its first line event marks the file traced
+                sys.monitoring.set_local_events(self.tool, code, self._line)
+        # Python 3.13 hides the LINE event of the first line when it is the RESUME's line,
+        # unless the RESUME stays instrumented (settrace keeps it so)
+        first = _line_at(code, offset + 2)  # the instruction after RESUME (no cache entries)
+        if first is not None and first == _line_at(code, offset) and first in target.wanted:
+            self._kept.add(id(code))
+            return None
+        return self._disable
+
+    def _line_callback(self):
+        files, disable = self._files, self._disable
+
+        def line(code, number):  # the hot path: a wanted line's every event
+            target = files[code.co_filename]
+            counter = target.wanted.get(number)
+            if counter is None:
+                target.traced = True  # (a counted line shows it too: no need to mark it)
+                return disable
+            next(counter)
+
+        return line
+
+    def _jump_callback(self):
+        jumps, first_jump = self._jumps, self._first_jump
+
+        def jump(code, source, destination):  # the hot path: a wanted same-line jump
+            counter = jumps.get((id(code), source, destination))
+            if counter is None:
+                return first_jump(code, source, destination)
+            next(counter)
+
+        return jump
+
+    def _first_jump(self, code, source, destination):
+        if destination > source:  # settrace reports backward jumps only
+            return self._disable
+        line = _line_at(code, destination)
+        if line is None or line != _line_at(code, source):  # its LINE event counts it
+            return self._disable
+        counter = self._files[code.co_filename].wanted.get(line)
+        if counter is None:
+            return self._disable
+        self._jumps[id(code), source, destination] = counter
+        next(counter)
+        return None
+
+
+class SettraceCounter:
+    """Counts with sys.settrace and threading.settrace (Python < 3.12)."""
+
+    def __init__(self, targets):
+        self.targets = targets
+        self.replaced = False
+        self._global = None
+        self._stopped = []
+
+    def start(self):
+        find = self.targets.find
+        stopped = self._stopped
+        for target in self.targets.files:
+            target.count_lines, target.mark_traced = _local_tracers(target)
+
+        def global_trace(frame, event, arg):
+            if stopped:  # a thread still running after the command's end (until shutdown)
+                sys.settrace(None)
+                return None
+            code = frame.f_code
+            target = find(code.co_filename)
+            if target is None:
+                return None
+            entry = target.codes.get(id(code))
+            if entry is None:
+                entry = target.codes[id(code)] = (code, _holds_wanted(code, target))
+            if entry[1]:
+                return target.count_lines
+            return None if target.traced else target.mark_traced
+
+        self._global = global_trace
+        threading.settrace(global_trace)
+        sys.settrace(global_trace)
+        return True
+
+    def stop(self):
+        """Tracing stops (the program's own trace function, if it set one, stays); threads
+        still running stop at their next call."""
+        if not self._stopped:
+            self.replaced = sys.gettrace() is not self._global
+        self._stopped.append(True)
+        if sys.gettrace() is self._global:
+            sys.settrace(None)
+        if getattr(threading, "_trace_hook", self._global) is self._global:
+            threading.settrace(None)
+
+
+def _local_tracers(target):
+    """(the tracer counting wanted lines, the one marking the file traced) of ``target``."""
+    wanted = target.wanted
+
+    def count_lines(frame, event, arg):
+        if event == "line":
+            target.traced = True
+            counter = wanted.get(frame.f_lineno)
+            if counter is not None:
+                next(counter)
+        return count_lines
+
+    def mark_traced(frame, event, arg):
+        if event == "line":
+            target.traced = True
+            frame.f_trace = None  # no more events in this frame (returning None keeps it)
+            return None
+        return mark_traced
+
+    return count_lines, mark_traced
+
+
+def make_counter(targets):
+    """A started counter: sys.monitoring from Python 3.12 on (settrace when no tool id is
+    free: what stdlib trace uses there too), settrace before."""
+    if sys.version_info >= (3, 12):
+        counter = MonitoringCounter(targets)
+        if counter.start():
+            return counter
+    counter = SettraceCounter(targets)
+    counter.start()
+    return counter
+
+
+# ---------------------------------------------------------------------------------------------
+# The static line table, as stdlib trace computes it.
+
+
+_trace_module = []
+
+
+def _stdlib_trace():
+    """The standard library's ``trace`` module (not a module of that name on the command's
+    ``sys.path``, e.g. a repository's own ``trace.py``); None when it cannot be loaded."""
+    if not _trace_module:
+        _trace_module.append(_load_stdlib_trace())
+    return _trace_module[0]
+
+
+def _load_stdlib_trace():
+    stdlib = os.path.dirname(os.path.abspath(os.__file__))
+    path = os.path.join(stdlib, "trace.py")
+    module = sys.modules.get("trace")
+    if module is not None and os.path.abspath(getattr(module, "__file__", "") or "") == path:
+        return module
+    try:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("_swt_stdlib_trace", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    except Exception:  # any failure: our copy of its function
+        return None
+
+
+def _find_strings(filename, encoding=None):
+    """stdlib trace's: line → 1 for every line of a string that is a statement (docstrings)."""
+    import token
+    import tokenize
+
+    lines = {}
+    previous = token.INDENT
+    with open(filename, encoding=encoding) as handle:
+        for kind, _, start, end, _ in tokenize.generate_tokens(handle.readline):
+            if kind == token.STRING and previous == token.INDENT:
+                for number in range(start[0], end[0] + 1):
+                    lines[number] = 1
+            previous = kind
+    return lines
+
+
+def _find_lines(code, strings):
+    import dis
+    import inspect
+
+    lines = {}
+    for _, number in dis.findlinestarts(code):
+        if number not in strings:
+            lines[number] = 1
+    for constant in code.co_consts:
+        if inspect.iscode(constant):
+            lines.update(_find_lines(constant, strings))
+    return lines
+
+
+def find_executable_linenos(filename):
+    """stdlib trace's ``_find_executable_linenos`` (a copy, for a stdlib without it)."""
+    import tokenize
+
+    with tokenize.open(filename) as handle:
+        source = handle.read()
+        encoding = handle.encoding
+    code = compile(source, filename, "exec")
+    return _find_lines(code, _find_strings(filename, encoding))
+
+
+def executable_lines(filename):
+    """(the static line table of ``filename`` as a set, None) or (an empty set, the error)."""
+    module = _stdlib_trace()
+    find = getattr(module, "_find_executable_linenos", None) or find_executable_linenos
+    try:
+        if not os.path.isfile(filename):
+            raise OSError("no such file: " + filename)
+        return set(find(filename)), None
+    except Exception as error:  # a syntax error, an unreadable file
+        return set(), f"{type(error).__name__}: {error}"
+
+
+def report(targets, replaced=False):
+    """The report's content (see the module's docstring)."""
+    files = {}
+    for target in targets.files:
+        counts = target.counts()
+        if not (target.traced or counts):  # a counted line ran: the file was traced
+            continue
+        table, error = executable_lines(target.real)
+        entry = {
+            "executable": sorted(line for line in target.wanted if line in table),
+            "counts": {str(line): number for line, number in counts.items()},
+        }
+        if error is not None:
+            entry["error"] = error
+        files[target.path] = entry
+    result = {"version": VERSION, "files": files}
+    if replaced:
+        result["replaced"] = True
+    return result
+
+
+def write_json(path, data):
+    """``data`` as JSON to ``path``, whole or not at all."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        os.makedirs(folder)
+    part = f"{path}.{os.getpid()}.part"
+    with open(part, "w") as handle:
+        json.dump(data, handle, sort_keys=True)
+    os.replace(part, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running ``python ARGS`` in this process.
+
+
+def _fresh_main():
+    """A new, empty ``__main__`` module in ``sys.modules`` (as Python starts with)."""
+    import builtins
+
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    return main
+
+
+def _set_path0(entry):
+    """``sys.path[0]`` as Python sets it for the command (it set it to this script's folder),
+    unless Python was told not to add one (-I, -P, PYTHONSAFEPATH)."""
+    if getattr(sys.flags, "safe_path", False) or sys.flags.isolated:
+        return
+    here = os.path.dirname(os.path.realpath(__file__))
+    if sys.path and os.path.realpath(sys.path[0] or ".") == here:
+        sys.path[0] = entry
+    else:
+        sys.path.insert(0, entry)
+
+
+def _option_value(args, flag):
+    """(the value of ``-c``/``-m`` given as ``-cVALUE`` or ``-c VALUE``, the arguments after)."""
+    if args[0] != flag:
+        return args[0][len(flag) :], args[1:]
+    if len(args) < 2:
+        raise SystemExit(f"Argument expected for the {flag} option")
+    return args[1], args[2:]
+
+
+def run(args):
+    """Run ``python ARGS`` in this process (see the module's docstring)."""
+    import runpy
+
+    if not args:
+        raise SystemExit("usage: _swt_counter.py REPORT TARGETS_JSON (-m mod | -c cmd | file) ...")
+    head = args[0]
+    if head.startswith("-m"):
+        module, rest = _option_value(args, "-m")
+        sys.argv = ["-m"] + rest  # runpy puts the module's file in argv[0]
+        _set_path0(os.getcwd() if sys.version_info >= (3, 7) else "")
+        _fresh_main()
+        runpy._run_module_as_main(module)
+    elif head.startswith("-c") or head == "-":
+        if head == "-":
+            source, rest, name = sys.stdin.read(), args[1:], "<stdin>"
+        else:
+            (source, rest), name = _option_value(args, "-c"), "<string>"
+        sys.argv = [head[:2]] + rest
+        _set_path0("")
+        main = _fresh_main()
+        import importlib.machinery
+
+        main.__loader__ = importlib.machinery.BuiltinImporter
+        exec(compile(source, name, "exec", dont_inherit=True), main.__dict__)
+    elif head.startswith("-"):
+        raise SystemExit(f"interpreter options go before _swt_counter.py, not in ARGS: {head!r}")
+    else:
+        sys.argv = list(args)
+        path = os.path.abspath(head) if sys.version_info >= (3, 9) else head  # as Python does
+        if os.path.isdir(head) or (not head.endswith(".py") and _is_zip(head)):  # __main__.py
+            _set_path0(path)
+            _fresh_main()
+            runpy._run_module_as_main("__main__", alter_argv=False)
+            return
+        _set_path0(os.path.dirname(os.path.realpath(head)))
+        main = _fresh_main()
+        import importlib.machinery
+
+        main.__file__ = path
+        main.__cached__ = None
+        main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+        opener = getattr(io, "open_code", None) or (lambda name: open(name, "rb"))  # 3.8+
+        with opener(path) as handle:
+            source = handle.read()
+        exec(compile(source, path, "exec", dont_inherit=True), main.__dict__)
+
+
+def _is_zip(path):
+    import zipfile
+
+    try:
+        return os.path.isfile(path) and zipfile.is_zipfile(path)
+    except OSError:
+        return False
+
+
+def _trimmed(tb):
+    """A traceback without this script's frames (Python's own shows only the command's)."""
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return tb
+
+
+def main(argv):
+    """Count ``python ARGS`` (see the module's docstring); the command's exit status."""
+    if len(argv) < 3:
+        raise SystemExit("usage: _swt_counter.py REPORT TARGETS_JSON ARGS...")
+    report_path, wanted, args = argv[0], json.loads(argv[1]), argv[2:]
+    targets = Targets(wanted, os.getcwd())
+    pid = os.getpid()
+    finished = []
+
+    def finish():
+        """Stop counting and write the report (a forked child only stops): once."""
+        if finished:
+            return
+        finished.append(True)
+        counter.stop()
+        if os.getpid() != pid:
+            return
+        try:
+            write_json(report_path, report(targets, counter.replaced))
+        except Exception as error:  # no report (read as none); the exit status stays the command's
+            sys.stderr.write(f"_swt_counter.py: no report written: {error!r}\n")
+
+    counter = make_counter(targets)
+    if hasattr(os, "register_at_fork"):  # a forked child's counts are never written
+        os.register_at_fork(after_in_child=counter.stop)
+    atexit.register(finish)
+    try:
+        run(args)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException:
+        kind, error, tb = sys.exc_info()
+        finish()
+        tb = _trimmed(tb)
+        sys.excepthook(kind, error.with_traceback(tb), tb)  # it prints the error's traceback
+        return 1
+    finally:
+        finish()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
