@@ -29,6 +29,7 @@ def measured_run(
     side_lines: Mapping[str, frozenset[int]] | None = None,
     extra: Sequence[str] = (),
     deselected: tuple[str, ...] = (),
+    wrap: Callable[[list[str]], list[str]] | None = None,
 ) -> tuple[RunResult, coverage.Measured | None]:
     """Run ``files`` with ``runner`` in ``session`` (``extra``: runner options leaving
     ``deselected`` out); ``name`` names its log, report and coverage files in ``logs``.
@@ -37,7 +38,8 @@ def measured_run(
     coming from the runner when it can switch them and from coverage's dynamic contexts
     otherwise; ``side_lines`` are the lines of those files the JSON report must account for.
     The measurement is None when the run timed out or wrote no report: a cut-short run's
-    coverage is no measurement."""
+    coverage is no measurement. ``wrap``, when given, turns the command into the one that runs
+    (e.g. under the line counter, ``validation.coverage.counts``)."""
     include = sorted(set(include))
     measure = bool(include)
     report_name = f"{name}-{runner.report_name}" if runner.report_name else None
@@ -61,6 +63,8 @@ def measured_run(
             session.scratch_path(json_name),
             side_lines or {},
         )
+    if wrap is not None:
+        command = wrap(command)
     log_path = logs / f"{name}.log"
     completed = session.run(command, log_path, timeout_s)
     if report_name is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from builder.core.records import Candidate, Record, RunResult
@@ -22,6 +24,15 @@ class EvalTask(Record):
     mutants: int = Field(default=0, ge=0, description="mutants of the fix to try (0: none)")
     invalid: str = Field(
         default="", description="why the prediction cannot be read (it is then not applicable)"
+    )
+    semantics: str = Field(
+        default="strict",
+        pattern="^(swt-bench|strict)$",
+        description="swt-bench: SWT-Bench's harness rules; strict: our own (docs/evaluate.md)",
+    )
+    patch_types: tuple[str, ...] = Field(
+        default=("vanilla",),
+        description="swt-bench: SWT-Bench's patch types, tried in order (vanilla, fuzzy, custom)",
     )
 
 
@@ -51,3 +62,22 @@ class EvalResult(Record):
     runs: tuple[RunResult, ...] = ()
     logs: str = ""
     mutants: tuple[MutantResult, ...] = ()
+    semantics: str = Field(default="strict", description="the rules that scored it")
+    run_names: tuple[str, ...] = Field(
+        default=(), description="swt-bench: the name of each run (pred_pre, …, base_post)"
+    )
+    runs_made: tuple[str, ...] = Field(
+        default=(),
+        description="swt-bench: the runs this task made (the others came from the store: an "
+        "instance's base and gold runs are made once)",
+    )
+    swt_report: dict[str, Any] | None = Field(
+        default=None,
+        description="swt-bench: the instance's report.json entry as SWT-Bench's grading writes "
+        "it (None: nothing ran, the prediction counts as a miss)",
+    )
+    gold_executable: bool | None = Field(
+        default=None,
+        description="swt-bench: the instance's gold evaluation has executable patch lines "
+        "(counts in ΔCᵃˡˡ's denominator); None: coverage not measured",
+    )

@@ -14,15 +14,21 @@ from builder.core.executor import Executor
 from builder.core.files import atomic_write_text, inside
 from builder.core.pipeline import RejectedLog, StageStats, run_stage
 from builder.core.store import ResultStore
+from builder.evaluate import swt_patch
 from builder.evaluate.dataset import EvalInstance, load_instances
 from builder.evaluate.metrics import InstanceScore, Summary, markdown_table, summarize
 from builder.evaluate.predictions import GOLD, Prediction, read_predictions
 from builder.evaluate.records import EvalResult, EvalTask
 from builder.evaluate.stage import EvaluateStage, missed_coverage
+from builder.evaluate.swt_metrics import SwtSummary
+from builder.evaluate.swt_metrics import summarize as swt_summarize
+from builder.evaluate.swt_report import read_ids, write_swt
+from builder.evaluate.swt_runs import SEMANTICS, SWT_BENCH
 from builder.release.golden_mutation import GOLDEN_MUTATION, write_golden_mutation
 
 RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 NO_PREDICTION = "no prediction for this instance"
+NOT_IN_DATASET = "not in the dataset (an id of --denominator the build lacks)"
 
 
 class EvaluationError(SwtError, ValueError):
@@ -44,6 +50,45 @@ class Request:
     report_only: bool = False
     mutants: int = 0  # --mutation: at most this many mutants of the fix per instance
     mode: str = "unit"  # unit: test files run by the runner; repro: scripts by exit status
+    semantics: str = SWT_BENCH  # swt-bench: SWT-Bench's harness rules; strict: ours
+    patch_types: tuple[str, ...] = ("vanilla",)  # swt-bench: SWT-Bench's patch types
+    denominator: str | None = None  # a file of instance ids: the fixed set scored over
+    strict_ids: bool = False  # a prediction for an id the dataset lacks is an error
+    timeout_s: float | None = None  # per run (default: 1800 under swt-bench, else validation's)
+
+
+SWT_BENCH_TIMEOUT_S = 1800.0
+"""SWT-Bench's default timeout (``--timeout``), per run of an instance's tests."""
+
+
+def check(request: Request) -> None:
+    """Raise EvaluationError when the request mixes options that do not go together."""
+    if request.semantics not in SEMANTICS:
+        raise EvaluationError(f"--semantics {request.semantics!r}: one of {', '.join(SEMANTICS)}")
+    if request.semantics == SWT_BENCH:
+        if request.mutants:
+            raise EvaluationError(
+                "--mutation scores the tests a prediction wrote: --semantics strict"
+            )
+        if request.mode != "unit":
+            raise EvaluationError(f"--mode {request.mode} is scored with --semantics strict")
+        if request.patch_format != "auto":
+            raise EvaluationError(
+                "--patch-format is for --semantics strict; SWT-Bench's are --patch-types "
+                f"({', '.join(swt_patch.PATCH_TYPES)})"
+            )
+        if not request.tests_only:
+            raise EvaluationError(
+                "--with-code-edits is for --semantics strict (swt-bench applies them)"
+            )
+        unknown = [t for t in request.patch_types if t not in swt_patch.PATCH_TYPES]
+        if unknown or not request.patch_types:
+            known = ", ".join(swt_patch.PATCH_TYPES)
+            raise EvaluationError(f"--patch-types {' '.join(request.patch_types)}: from {known}")
+    elif request.patch_types != ("vanilla",):
+        raise EvaluationError("--patch-types is for --semantics swt-bench (strict: --patch-format)")
+    if request.timeout_s is not None and request.timeout_s <= 0:
+        raise EvaluationError(f"--timeout {request.timeout_s}: more than 0 seconds")
 
 
 def evaluate(
@@ -51,15 +96,38 @@ def evaluate(
     config: Config,
     echo: Callable[[str], None] = print,
     progress: object = None,
-) -> Summary:
+) -> Summary | SwtSummary:
     """Run (or with ``report_only`` re-read) every task and write the reports under
     ``config.output_dir/evaluations/<run_id>/``; returns the summary."""
-    instances = load_instances(
-        request.dataset, request.config_name, request.split, request.instances
-    )
-    tasks, missing = _tasks(request, instances)
+    check(request)
+    denominator = read_ids(Path(request.denominator)) if request.denominator else None
+    everything = load_instances(request.dataset, request.config_name, request.split)
+    known = {i.instance_id for i in everything}
+    wanted = set(request.instances)
+    if denominator is not None:
+        wanted = (wanted or set(denominator)) & set(denominator)
+    unknown_wanted = sorted(set(request.instances) - known)
+    if unknown_wanted:
+        raise EvaluationError(
+            f"{request.dataset}: no instance {', '.join(unknown_wanted)} in "
+            f"{request.config_name}/{request.split}"
+        )
+    instances = [i for i in everything if not wanted or i.instance_id in wanted]
+    if not instances and not denominator:
+        raise EvaluationError(f"{request.dataset}: no instance to evaluate")
+    tasks, missing = _tasks(request, instances, known, echo)
     golden = {i.instance_id: i.golden_coverage for i in instances}
-    stage = EvaluateStage(config.validation, config.work_dir, config.repos, config.docker)
+    absent = sorted(set(denominator or ()) - known)
+    if absent:
+        echo(
+            f"evaluate: {len(absent)} id(s) of {request.denominator} are not in the dataset: "
+            "counted as not applicable"
+        )
+    timeout = request.timeout_s or (
+        SWT_BENCH_TIMEOUT_S if request.semantics == SWT_BENCH else config.validation.timeout_s
+    )
+    settings = config.validation.model_copy(update={"timeout_s": timeout})
+    stage = EvaluateStage(settings, config.work_dir, config.repos, config.docker)
     store = ResultStore(config.work_dir / "store")
     if request.report_only:
         results = _stored(stage, store, tasks)
@@ -89,9 +157,18 @@ def evaluate(
         )
         for i in missing
     ]
+    scores += [
+        InstanceScore(instance_id=i, applicable=False, not_applicable=NOT_IN_DATASET)
+        for i in absent
+    ]
     scores.sort(key=lambda score: score.instance_id)
+    directory = config.output_dir / "evaluations" / request.run_id
+    if request.semantics == SWT_BENCH:
+        swt = _swt_summary(results, instances, len(scores), len(absent), config)
+        write_swt(directory, request, results, scores, swt)
+        return swt
     summary = summarize(scores)
-    _write(config.output_dir / "evaluations" / request.run_id, request, results, scores, summary)
+    _write(directory, request, results, scores, summary)
     if _is_release_statistic(request):
         name = f"{request.config_name}/{request.split}"
         statistic = golden_mutation(results, request.mutants)
@@ -142,8 +219,15 @@ def golden_mutation(results: Sequence[EvalResult], cap: int) -> dict[str, Any]:
     }
 
 
-def _tasks(request: Request, instances: Sequence[EvalInstance]) -> tuple[list[EvalTask], list[str]]:
-    """One task per predicted instance, and the ids of the instances without a prediction."""
+def _tasks(
+    request: Request,
+    instances: Sequence[EvalInstance],
+    known: set[str],
+    echo: Callable[[str], None],
+) -> tuple[list[EvalTask], list[str]]:
+    """One task per predicted instance, and the ids of the instances without a prediction.
+    Predictions for ids the dataset lacks (``known``: all of its ids) are skipped with a
+    warning naming them, as SWT-Bench's harness does; ``strict_ids`` makes them an error."""
     if request.predictions == GOLD:
         predictions = {
             i.instance_id: Prediction(instance_id=i.instance_id, model_name_or_path=GOLD)
@@ -152,14 +236,16 @@ def _tasks(request: Request, instances: Sequence[EvalInstance]) -> tuple[list[Ev
     else:
         listed = read_predictions(Path(request.predictions))
         predictions = {p.instance_id: p for p in listed}
-        known = {i.instance_id for i in instances}
         unknown = sorted(set(predictions) - known)
-        if unknown and not request.instances:
-            shown = ", ".join(unknown[:5]) + (" …" if len(unknown) > 5 else "")
-            raise EvaluationError(
+        if unknown:
+            shown = ", ".join(unknown[:20]) + (" …" if len(unknown) > 20 else "")
+            text = (
                 f"{request.predictions}: {len(unknown)} prediction(s) for instances not in "
                 f"{request.dataset} {request.config_name}/{request.split}: {shown}"
             )
+            if request.strict_ids:
+                raise EvaluationError(text)
+            echo(f"warning: {text} (skipped)")
     tasks, missing = [], []
     for instance in instances:
         prediction = predictions.get(instance.instance_id)
@@ -178,9 +264,34 @@ def _tasks(request: Request, instances: Sequence[EvalInstance]) -> tuple[list[Ev
                 mutants=request.mutants,
                 mode=request.mode,
                 invalid=prediction.invalid,
+                semantics=request.semantics,
+                patch_types=request.patch_types,
             )
         )
     return tasks, missing
+
+
+def _swt_summary(
+    results: Sequence[EvalResult],
+    instances: Sequence[EvalInstance],
+    total: int,
+    absent: int,
+    config: Config,
+) -> SwtSummary:
+    """SWT-Bench's figures over ``total`` instances. ΔCᵃˡˡ's denominator is every instance
+    whose gold evaluation has executable patch lines: known from a prediction's runs where it
+    has one, else from the instance's recorded golden coverage (a number: its golden patch has
+    lines its tests execute)."""
+    reports = {r.instance_id: r.swt_report for r in results if r.swt_report is not None}
+    gold: dict[str, bool] | None = None
+    if config.validation.coverage:
+        from_runs = {r.instance_id: r.gold_executable for r in results}
+        gold = {}
+        for instance in instances:
+            measured = from_runs.get(instance.instance_id)
+            recorded = instance.golden_coverage is not None
+            gold[instance.instance_id] = recorded if measured is None else measured
+    return swt_summarize(reports, total, gold, absent)
 
 
 def _stored(

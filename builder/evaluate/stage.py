@@ -16,7 +16,7 @@ from builder.core.pipeline import Outcome, Stage
 from builder.core.records import Candidate, RunResult, TestStatus
 from builder.core.repos import RepoUnavailable
 from builder.core.store import ResultStore, result_key
-from builder.evaluate import fuzzy_diff, mutation
+from builder.evaluate import fuzzy_diff, mutation, swt_runs
 from builder.evaluate.metrics import InstanceScore, Transition
 from builder.evaluate.prediction_patch import PreparedPatch, prepare
 from builder.evaluate.records import EvalResult, EvalTask, MutantResult
@@ -37,10 +37,11 @@ from validation.stage import ValidateStage, measurable
 from validation.test_changes import generated, patch_changes
 
 STAGE = "evaluate"
-EVALUATION_VERSION = 8
+EVALUATION_VERSION = 9
 """Bump when how predictions are run or scored changes: it is part of every result key
 (which lines count for the prediction's tests in ΔC: ``CREDIT_VERSION``, beside it).
-8: ΔC credits only the lines the prediction's own tests execute (per-test contexts)."""
+8: ΔC credits only the lines the prediction's own tests execute (per-test contexts).
+9: SWT-Bench's semantics (``swt_runs``) beside ours."""
 ERROR = "evaluation error: "
 """How a score names a failure of the evaluation itself (not of the prediction)."""
 BASELINE = "evaluate-baseline"
@@ -105,6 +106,8 @@ class EvaluateStage(Stage):
         logs.mkdir(parents=True, exist_ok=True)
         if record.invalid:
             return self._result(record, not_applicable=record.invalid, logs=logs)
+        if record.semantics == swt_runs.SWT_BENCH:
+            return swt_runs.process(self, record, key, logs)
         try:
             mirror = self.repos.mirror(instance.repo, instance.base_commit)
         except RepoUnavailable as error:

@@ -205,8 +205,10 @@ def with_golden_mutation(card: str, splits: Mapping[str, Mapping[str, Any]]) -> 
         f"at most {' / '.join(map(str, caps))} per instance, chosen deterministically) run "
         "under the golden tests; a mutant is killed when a golden test that passes on the "
         "fixed code fails on it. Equivalent mutants (the fixed code's bytecode, not killed) "
-        "are left out of the kill rate (`swt-builder evaluate --predictions gold --mutation`; "
-        "`golden_mutation.json`).\n\n" + "\n".join(rows) + f"\n\n{_GOLDEN_SECTION[1]}"
+        "are left out of the kill rate (`swt-builder evaluate --predictions gold --semantics "
+        "strict --mutation`; `golden_mutation.json`).\n\n"
+        + "\n".join(rows)
+        + f"\n\n{_GOLDEN_SECTION[1]}"
     )
     for anchor in (_TEXT_SECTION[0], "## Versions\n"):
         head, found, tail = card.partition(anchor)

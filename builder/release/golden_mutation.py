@@ -13,8 +13,8 @@ from builder.release.manifest import read_manifest, rehash
 
 GOLDEN_MUTATION = "golden_mutation.json"
 """Per ``config/split``: how many mutants of the golden patches the golden tests kill. Written
-by ``swt-builder evaluate --predictions gold --mutation`` on a release dir; a rewrite of the
-release removes it (its instances may have changed)."""
+by ``swt-builder evaluate --predictions gold --semantics strict --mutation`` on a release dir;
+a rewrite of the release removes it (its instances may have changed)."""
 
 
 def read_golden_mutation(dataset_dir: Path) -> dict[str, dict[str, Any]]:

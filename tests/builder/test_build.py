@@ -116,13 +116,19 @@ def test_the_swe_bench_source_builds_the_same_demo(demo, built, tmp_path, capsys
 
 def test_gold_predictions_score_every_demo_instance(demo, built, tmp_path, capsys):
     """The build's self-check: the release's own golden tests, evaluated as predictions, are
-    successful on every instance and cover what validation recorded."""
+    successful on every instance — under SWT-Bench's rules (the default) and ours — and under
+    ours cover what validation recorded."""
     dataset_dir, work = built
     argv = ["evaluate", "--dataset", str(dataset_dir), "--predictions", "gold", "--run-id", "gold"]
     argv += ["--settings", str(demo / "swt-builder.toml"), "--work-dir", str(work), *FAST]
-    assert main([*argv, "--output-dir", str(tmp_path)]) == 0
-    summary = json.loads((tmp_path / "evaluations" / "gold" / "summary.json").read_text())
+    assert main([*argv, "--output-dir", str(tmp_path / "swt")]) == 0
+    summary = json.loads((tmp_path / "swt" / "evaluations" / "gold" / "summary.json").read_text())
+    assert summary["semantics"] == "swt-bench"
     assert summary["summary"]["instances"] == len(_rows(dataset_dir)) > 0
+    assert summary["summary"]["success"] == 100.0 and summary["not_applicable"] == {}
+    assert summary["summary"]["coverage"] == 90.0  # SWT-Bench's code gives 90.0 here too
+    assert main([*argv, "--semantics", "strict", "--output-dir", str(tmp_path)]) == 0
+    summary = json.loads((tmp_path / "evaluations" / "gold" / "summary.json").read_text())
     assert summary["summary"]["success"] == 100.0 and summary["not_applicable"] == {}
     recorded = {row["instance_id"]: row["golden_coverage"] for row in _rows(dataset_dir)}
     for path in (tmp_path / "evaluations" / "gold" / "instances").glob("*.json"):

@@ -67,6 +67,7 @@ def _evaluate(released, tmp_path, run_id, patches):
     lines = [json.dumps(row).encode().replace(RAW.encode(), b"\xff") + b"\n" for row in rows]
     predictions.write_bytes(b"".join(lines))
     request = Request(
+        semantics="strict",
         dataset=str(directory),
         predictions=str(predictions),
         run_id=run_id,

@@ -63,7 +63,9 @@ def test_only_the_tests_a_prediction_writes_or_changes_are_credited(dataset, tmp
             for n, text in rows.items()
         )
     )
-    request = Request(dataset=str(directory), predictions=str(predictions), run_id="delta")
+    request = Request(
+        semantics="strict", dataset=str(directory), predictions=str(predictions), run_id="delta"
+    )
     summary = evaluate(request, config, echo=lambda _: None)
     out = config.output_dir / "evaluations" / "delta" / "instances"
     for n, test in ((1, "test_add"), (2, "test_add_later")):
@@ -92,7 +94,7 @@ def test_gold_reproduces_the_golden_coverage_validation_recorded(tmp_path):
         tmp_path, LIMITED, LIMITED_FIXED, TESTS, TESTS + ADDS_A_TEST_ONLY, (1,)
     )
     assert validated.golden_coverage == round(2 / 6, 6)  # add's line of six, on each side
-    request = Request(dataset=str(directory), predictions="gold", run_id="gold")
+    request = Request(semantics="strict", dataset=str(directory), predictions="gold", run_id="gold")
     evaluate(request, config, echo=lambda _: None)
     out = config.output_dir / "evaluations" / "gold" / "instances" / "fixture__pair-1.json"
     score = json.loads(out.read_text())["score"]

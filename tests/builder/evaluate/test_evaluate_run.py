@@ -67,7 +67,9 @@ def dataset(tmp_path_factory):
 
 def test_known_outcomes_give_known_metrics(dataset):
     directory, config, predictions = dataset
-    request = Request(dataset=str(directory), predictions=str(predictions), run_id="known")
+    request = Request(
+        semantics="strict", dataset=str(directory), predictions=str(predictions), run_id="known"
+    )
     summary = evaluate(request, config, echo=lambda _: None)
     assert summary.instances == 8
     assert summary.applicability == 75.0  # 4 does not apply, 7 has no prediction
@@ -103,7 +105,7 @@ def test_known_outcomes_give_known_metrics(dataset):
 def test_gold_scores_every_instance(dataset):
     directory, config, _ = dataset
     summary = evaluate(
-        Request(dataset=str(directory), predictions="gold", run_id="gold"),
+        Request(semantics="strict", dataset=str(directory), predictions="gold", run_id="gold"),
         config,
         echo=lambda _: None,
     )
@@ -116,6 +118,7 @@ def test_gold_scores_every_instance(dataset):
 def test_mutants_of_the_fix_are_killed_only_by_tests_that_check_it(dataset):
     directory, config, predictions = dataset
     request = Request(
+        semantics="strict",
         dataset=str(directory),
         predictions=str(predictions),
         run_id="mutation",
@@ -137,7 +140,9 @@ def test_mutants_of_the_fix_are_killed_only_by_tests_that_check_it(dataset):
 
 def test_the_golden_kill_rate_becomes_a_statistic_of_the_release(dataset):
     directory, config, _ = dataset
-    request = Request(dataset=str(directory), predictions="gold", run_id="gold-mut", mutants=2)
+    request = Request(
+        semantics="strict", dataset=str(directory), predictions="gold", run_id="gold-mut", mutants=2
+    )
     summary = evaluate(request, config, echo=lambda _: None)
     statistic = read_golden_mutation(directory)["full/test"]
     assert statistic["instances"] == 8 and statistic["cap"] == 2
@@ -172,6 +177,7 @@ def test_repro_mode_scores_scripts_by_their_exit_status(dataset, tmp_path):
         )
     )
     request = Request(
+        semantics="strict",
         dataset=str(directory),
         predictions=str(predictions),
         run_id="repro",
@@ -199,6 +205,7 @@ def test_a_test_that_hangs_fails_on_that_side_and_is_stopped(dataset, tmp_path):
         update={"validation": config.validation.model_copy(update={"timeout_s": 5})}
     )
     request = Request(
+        semantics="strict",
         dataset=str(directory),
         predictions=str(predictions),
         run_id="hangs",
@@ -221,7 +228,8 @@ def test_the_command_line_names_bad_input(dataset, tmp_path, capsys):
     assert "--mutants 3 needs --mutation" in capsys.readouterr().err
     stray = tmp_path / "stray.jsonl"
     stray.write_text('{"instance_id": "other__repo-1", "model_patch": ""}\n')
-    assert main([*base, "--predictions", str(stray), "--run-id", "r"]) == 2
+    strict = ["--semantics", "strict", "--strict-ids"]
+    assert main([*base, "--predictions", str(stray), "--run-id", "r", *strict]) == 2
     assert "other__repo-1" in capsys.readouterr().err
     fresh = ["--work-dir", str(tmp_path / "w"), "--output-dir", str(tmp_path / "o")]
     assert main([*base, "--predictions", "gold", "--run-id", "r", "--report-only", *fresh]) == 2
@@ -238,6 +246,7 @@ def test_a_test_file_that_never_imports_fails_on_both_sides(dataset, tmp_path):
     predictions = tmp_path / "broken.jsonl"
     predictions.write_text(json.dumps({"instance_id": "fixture__calc-1", "model_patch": patch}))
     request = Request(
+        semantics="strict",
         dataset=str(directory),
         predictions=str(predictions),
         run_id="broken",
