@@ -76,6 +76,11 @@ class EvalResult(Record):
         description="swt-bench: the instance's report.json entry as SWT-Bench's grading writes "
         "it (None: nothing ran, the prediction counts as a miss)",
     )
+    swt_runs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="swt-bench: per run, what grading read of it: the status map and the line "
+        "counts (repo-relative file → line → count), so a report can be checked by hand",
+    )
     gold_executable: bool | None = Field(
         default=None,
         description="swt-bench: the instance's gold evaluation has executable patch lines "

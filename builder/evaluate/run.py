@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from builder.core.config import Config
+from builder.core.config import Config, ValidationConfig
 from builder.core.errors import SwtError
 from builder.core.executor import Executor
 from builder.core.files import atomic_write_text, inside
@@ -91,6 +91,15 @@ def check(request: Request) -> None:
         raise EvaluationError(f"--timeout {request.timeout_s}: more than 0 seconds")
 
 
+def run_settings(request: Request, config: Config) -> ValidationConfig:
+    """The validation settings the evaluation's runs use: the timeout per run is ``--timeout``,
+    else SWT-Bench's 1800 s under its semantics, else ``validation.timeout_s``."""
+    timeout = request.timeout_s or (
+        SWT_BENCH_TIMEOUT_S if request.semantics == SWT_BENCH else config.validation.timeout_s
+    )
+    return config.validation.model_copy(update={"timeout_s": timeout})
+
+
 def evaluate(
     request: Request,
     config: Config,
@@ -123,11 +132,9 @@ def evaluate(
             f"evaluate: {len(absent)} id(s) of {request.denominator} are not in the dataset: "
             "counted as not applicable"
         )
-    timeout = request.timeout_s or (
-        SWT_BENCH_TIMEOUT_S if request.semantics == SWT_BENCH else config.validation.timeout_s
+    stage = EvaluateStage(
+        run_settings(request, config), config.work_dir, config.repos, config.docker
     )
-    settings = config.validation.model_copy(update={"timeout_s": timeout})
-    stage = EvaluateStage(settings, config.work_dir, config.repos, config.docker)
     store = ResultStore(config.work_dir / "store")
     if request.report_only:
         results = _stored(stage, store, tasks)

@@ -135,7 +135,9 @@ def process(stage: EvaluateStage, task: EvalTask, key: str, logs: Path) -> Outco
     read = file_reader(mirror, instance.base_commit)
     model_patch, extraction_log = _model_patch(task, mirror)
     (logs / "extraction.log").write_text(extraction_log, encoding="utf-8")
-    if not model_patch.strip():
+    if not model_patch.strip() and not _vanilla_alone(task):
+        # their harness runs nothing when the extraction leaves no change; vanilla alone always
+        # runs (the text with binary diffs removed is never empty), and git apply then fails
         return _not_run(stage.name, task, "the extracted patch is empty: nothing ran", logs)
     (logs / "model_patch.diff").write_text(model_patch, encoding="utf-8")
     try:
@@ -177,7 +179,7 @@ def _model_patch(task: EvalTask, mirror: Path) -> tuple[str, str]:
     if task.gold:
         return instance.test_patch, "gold: the golden test patch\n"
     types = tuple(task.patch_types)
-    if types == ("vanilla",):
+    if _vanilla_alone(task):
         return swt_patch.remove_binary_diffs(task.patch) + "\n", "vanilla: the patch as given\n"
     listed = git("ls-tree", "-r", "--name-only", instance.base_commit, cwd=mirror).splitlines()
     folders = {str(PurePosixPath(path).parent) for path in listed}
@@ -185,6 +187,10 @@ def _model_patch(task: EvalTask, mirror: Path) -> tuple[str, str]:
     read = file_reader(mirror, instance.base_commit)
     extraction = swt_patch.extract(task.patch, types, read, is_dir=folders.__contains__)
     return unified_diff(extraction.new_texts, read), extraction.log + "\n"
+
+
+def _vanilla_alone(task: EvalTask) -> bool:
+    return task.gold or tuple(task.patch_types) == ("vanilla",)
 
 
 def _prediction_runs(
@@ -389,6 +395,12 @@ def _as_counts(measured: line_counts.LineCounts | None) -> swt_grading.Counts:
     return {path: dict(lines) for path, lines in measured.counts.items()}
 
 
+def _inputs(run: _Run) -> dict[str, Any]:
+    """What grading read of a run: its status map and line counts."""
+    dumped = run.dump()
+    return {"status": dumped["status"], "counts": dumped["counts"]}
+
+
 def _note(context: _Context, name: str, text: str) -> None:
     with (context.logs / "runs.log").open("a", encoding="utf-8") as log:
         log.write(f"{name}: {text}\n")
@@ -431,6 +443,7 @@ def _result(
         runs_made=tuple(name for name in ordered if runs[name].made and runs[name].run),
         logs=str(logs),
         swt_report=report,
+        swt_runs={name: _inputs(runs[name]) for name in ordered},
         gold_executable=gold_executable,
     )
     return Outcome.keep(stage, result)

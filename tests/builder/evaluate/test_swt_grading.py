@@ -171,3 +171,18 @@ def test_summary_divides_by_the_fixed_total_and_gold_executable_instances():
     assert summary.coverage_resolved == 50.0
     assert summary.coverage_unresolved == 100 * 0.25 / 2
     assert m.summarize(reports, 4, None).coverage is None
+
+
+def test_the_timeout_per_run_is_swt_bench_s_unless_given():
+    """1800 s per run under swt-bench (its harness's default), validation's under strict,
+    --timeout over both."""
+    from builder.core.config import Config
+    from builder.evaluate.run import Request, run_settings
+
+    config = Config()
+    swt = Request(dataset="d", predictions="p", run_id="r")
+    assert run_settings(swt, config).timeout_s == 1800
+    strict = Request(dataset="d", predictions="p", run_id="r", semantics="strict")
+    assert run_settings(strict, config).timeout_s == config.validation.timeout_s
+    given = Request(dataset="d", predictions="p", run_id="r", timeout_s=60)
+    assert run_settings(given, config).timeout_s == 60
