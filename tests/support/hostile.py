@@ -234,6 +234,7 @@ def stage(
     *,
     timeout_s: float = 60.0,
     memory_mb: int = 16384,
+    processes: int = 4096,
     docker_memory: str = "2g",
     build_timeout_s: float = 600.0,
     env_dir: Path | None = None,
@@ -247,7 +248,7 @@ def stage(
         repetitions=1,
         coverage=False,
         env_dir=str(env_dir) if env_dir else "",
-        limits=LimitsConfig(memory_mb=memory_mb),
+        limits=LimitsConfig(memory_mb=memory_mb, processes=processes),
         build_timeout_s=build_timeout_s,
     )
     docker = DockerConfig(memory=docker_memory, build_timeout_s=build_timeout_s)

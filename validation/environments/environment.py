@@ -24,7 +24,7 @@ from packaging.version import InvalidVersion, Version
 from builder.core.errors import SwtError
 from builder.core.files import atomic_write_text, canonical_json
 from builder.core.repos import file_lock, worktree
-from validation.environments import index_proxy
+from validation.environments import index_proxy, sandbox_root
 from validation.environments import sandbox as sandboxes
 from validation.environments.egg_info_tags import SETUP_CFG, drop_tags
 from validation.environments.interpreters import PYTHON_RELEASES, Interpreters, find_uv
@@ -568,16 +568,16 @@ class LocalEnvironments:
 
     def _mounts(
         self, build: _Build, tree: Path | None, env: Mapping[str, str]
-    ) -> list[sandboxes.Mount]:
-        """What a sandboxed step may read besides the host (the mirror, the interpreter, uv: each
-        may live under the host's /tmp, which the sandbox does not see) and write: ``root``
-        with every finished environment in it read-only, and the uv cache."""
-        readable = [Path(os.path.realpath(build.base)).parent.parent]
-        if build.spec.project is not None:
-            readable.append(Path(build.spec.project))
+    ) -> list[sandboxes.Mount | sandboxes.Link]:
+        """What a sandboxed step may read besides the system directories (the interpreter, the
+        mirror, uv, each through its links) and write: ``root`` with every finished environment
+        in it read-only, and the uv cache. Nothing else of the host is there."""
+        mounts: list[sandboxes.Mount | sandboxes.Link] = [*sandbox_root.interpreter(build.base)]
+        readable = [Path(build.spec.project)] if build.spec.project is not None else []
         if build.uv is not None:  # the builder's uv (in its venv, perhaps under /tmp)
-            readable += [Path(build.uv), Path(os.path.realpath(build.uv))]
-        mounts = [sandboxes.Mount(path, str(path)) for path in readable if path.exists()]
+            readable.append(Path(os.path.realpath(build.uv)))
+            mounts += sandbox_root.reachable(build.uv)
+        mounts += [sandboxes.Mount(path, str(path)) for path in readable if path.exists()]
         mounts.append(sandboxes.Mount(self.root, str(self.root), writable=True))
         own = {build.directory, self.root / f"{build.spec.key()}.project"}
         cache = Path(env["UV_CACHE_DIR"])

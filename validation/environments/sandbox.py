@@ -1,15 +1,16 @@
 """bubblewrap command lines for untrusted code: a test run, or an environment build.
 
-Both get new user, PID, IPC and UTS namespaces (a run also a network one, loopback only), no
-capabilities, a read-only host, a fresh ``/proc``, ``/dev`` and ``/tmp``, their own session,
-and die with the builder. The PID namespace ends with its first process: whatever a run or
-build left behind (a double-forked daemon too) is killed by the kernel when it exits. Only the
-mounts a caller names are writable; credential files under the home directories are hidden.
+Both get new PID, IPC and UTS namespaces (a run also a network one, loopback only), no
+capabilities, an unprivileged uid (a new user namespace; or, when the builder is root, a host
+uid of their own: ``sandbox_user``), a minimal root (``sandbox_root``: the system directories
+read-only and only the paths the caller names), a fresh ``/proc``, ``/dev`` and ``/tmp``, their
+own session, and die with the builder. The PID namespace ends with its first process: whatever
+a run or build left behind (a double-forked daemon too) is killed by the kernel when it exits.
+Only the mounts a caller names are writable.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import os
@@ -21,6 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from builder.core.errors import SwtError
+from validation.environments import sandbox_root
+from validation.environments.sandbox_root import Link, Mount
+from validation.environments.sandbox_user import User
 
 SANDBOXES = ("bwrap", "none")
 """The values of ``validation.sandbox``."""
@@ -30,28 +34,6 @@ RUN_ROOT = "/swt"
 """Where a run sees its run dir: HOME, TMPDIR, scratch files and the toolkit's runtime files."""
 FIX = 'apt-get install bubblewrap, or opt out with validation.sandbox = "none"'
 """What to do when bubblewrap cannot run (the error names it)."""
-HIDDEN = (
-    ".netrc",
-    ".git-credentials",
-    ".pypirc",
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".docker",
-    ".kube",
-    ".huggingface",
-    ".cache/huggingface",
-    ".config/gh",
-    ".config/hub",
-    ".config/gcloud",
-)
-"""Credential files and dirs under a home directory: sandboxed code sees them empty."""
-_FRESH = frozenset({"proc", "dev", "tmp", "run"})
-"""Top-level directories of the host that the sandbox gets fresh instead of bound. ``/run``
-holds the host's service sockets (the Docker daemon's, containerd's, D-Bus): a read-only mount
-does not stop a connection to a socket, and the Docker socket is the host's root."""
-_RUNTIME_DIRS = ("/run", "/var/run")
-"""Where service sockets live: each, if a real directory, is an empty tmpfs in the sandbox."""
 _PROBE = ("--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true")
 
 _PRLIMIT_OPTIONS = {
@@ -76,24 +58,6 @@ command's PYTHONPATH, which names untrusted code, is not read by the shim)."""
 
 class SandboxUnavailable(SwtError, RuntimeError):
     """``validation.sandbox = "bwrap"`` but bubblewrap is missing or cannot make namespaces."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Mount:
-    """A host path and where the sandbox sees it, read-only unless ``writable``; no source: a
-    fresh, empty, writable tmpfs at ``dest``."""
-
-    source: Path | None
-    dest: str
-    writable: bool = False
-
-    def args(self) -> list[str]:
-        if self.source is None:
-            return ["--tmpfs", self.dest]
-        source, dest = str(self.source), self.dest
-        if dest == source:  # at its own path: the real one (a symlink is no mount point)
-            source = dest = os.path.realpath(source)
-        return ["--bind" if self.writable else "--ro-bind", source, dest]
 
 
 def layered(directory: Path) -> list[Mount]:
@@ -218,77 +182,61 @@ def command(
     bwrap: str,
     argv: Sequence[str],
     *,
-    mounts: Iterable[Mount],
+    mounts: Iterable[Mount | Link],
     network: bool,
     cwd: str,
+    user: User | None = None,
 ) -> list[str]:
-    """``argv`` in a new sandbox: the host read-only, ``mounts`` on top (in order), credential
-    files hidden, the network cut unless ``network``, started in ``cwd``."""
-    args = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-    args += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    """``argv`` in a new sandbox: the system directories read-only (``sandbox_root``), ``mounts``
+    on top (in order), nothing else of the host, the network cut unless ``network``, started in
+    ``cwd``; as ``user`` (the builder is root: no user namespace, whose uid 0 would be the
+    host's, but the host uid ``user``, every capability dropped) or as the builder's own uid."""
+    shown = list(mounts)
+    args = [bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if user is None:
+        args.insert(1, "--unshare-user")
+    else:  # bubblewrap keeps what the switch needs; setpriv drops it with root
+        args += [item for cap in _SWITCH_CAPS for item in ("--cap-add", cap)]
+        argv = _switched(user, argv)
+    if sys.executable in argv:  # a shim of the builder's (no prlimit or setpriv here)
+        shown += sandbox_root.interpreter(sys.executable)
     if not network:
         args.append("--unshare-net")  # bubblewrap brings loopback up in it
-    args += _host_root()
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    args += _fresh_runtime_dirs()
-    args += _hidden(_credentials())
-    for mount in mounts:
-        args += mount.args()
+    args += sandbox_root.system()
+    args += sandbox_root.layout(shown)
     args += ["--remount-ro", "/", "--chdir", cwd, "--", *argv]
     return args
 
 
-def _fresh_runtime_dirs() -> list[str]:
-    """An empty ``/run`` (and ``/var/run`` where it is no symlink to it); a resolver config
-    that lives there (``/etc/resolv.conf`` → ``/run/systemd/resolve/…``) is bound back, read
-    only, so a build still resolves the package index."""
-    args: list[str] = []
-    for directory in _RUNTIME_DIRS:
-        if os.path.isdir(directory) and not os.path.islink(directory):
-            args += ["--tmpfs", directory]
-    resolver = os.path.realpath("/etc/resolv.conf")
-    if resolver.startswith(tuple(f"{d}/" for d in _RUNTIME_DIRS)) and os.path.isfile(resolver):
-        args += ["--ro-bind", resolver, resolver]
-    return args
+_SWITCH_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+"""What the sandbox's first process keeps to become ``user`` (and drop its bounding set)."""
+_SWITCH = r"""
+import os, sys
+uid, gid = int(sys.argv[1]), int(sys.argv[2])
+os.setgroups([])
+os.setresgid(gid, gid, gid)
+os.setresuid(uid, uid, uid)
+os.execvp(sys.argv[3], sys.argv[3:])
+"""
+"""Exec shim where there is no setpriv(1): become the unprivileged user, then exec."""
 
 
-def _host_root() -> list[str]:
-    """Each top-level entry of the host's ``/`` read-only (symlinks as symlinks), so the root
-    itself is the sandbox's own and can hold mount points such as ``/testbed``."""
-    args: list[str] = []
-    for entry in sorted(os.scandir("/"), key=lambda entry: entry.name):
-        if entry.name in _FRESH:
-            continue
-        if entry.is_symlink():
-            args += ["--symlink", os.readlink(entry.path), entry.path]
-        else:
-            args += ["--ro-bind", entry.path, entry.path]
-    return args
-
-
-def _credentials() -> list[Path]:
-    homes = {Path.home(), Path("/root")}
-    return [home / name for home in sorted(homes) for name in HIDDEN]
-
-
-def _hidden(paths: Iterable[Path]) -> list[str]:
-    """An empty tmpfs over each existing directory, /dev/null over each file (a home this user
-    cannot look into is skipped: the sandbox cannot read it either)."""
-    args: list[str] = []
-    for path in paths:
-        try:
-            if path.is_dir() and not path.is_symlink():
-                args += ["--tmpfs", str(path)]
-            elif path.exists():
-                args += ["--dev-bind", "/dev/null", str(path)]  # reads as empty
-        except PermissionError:
-            continue
-    return args
+def _switched(user: User, argv: Sequence[str]) -> list[str]:
+    """``argv`` run as ``user``: no groups, no capabilities (none inheritable, an empty bounding
+    set), no new privileges (a setuid program cannot raise them again)."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return [sys.executable, "-I", "-c", _SWITCH, str(user.uid), str(user.gid), *argv]
+    return [
+        setpriv, f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups",
+        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv,
+    ]  # fmt: skip
 
 
 __all__ = [
     "FIX",
-    "HIDDEN",
+    "Link",
     "RUN_ROOT",
     "SANDBOXES",
     "TESTBED",

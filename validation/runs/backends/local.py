@@ -16,7 +16,7 @@ from pathlib import Path
 
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.repos import worktree
-from validation.environments import sandbox
+from validation.environments import sandbox, sandbox_root, sandbox_user
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments
 from validation.environments.interpreters import Interpreters
 from validation.environments.metadata import SHIM, Identity, identity
@@ -113,15 +113,28 @@ class LocalSession(Session):
         apply_patch(self.tree, patch, label, check_only)
 
     def run(self, command: list[str], log_path: Path, timeout_s: float) -> Completed:
-        return run_killable(
-            self.wrap(command), cwd=self.tree, env=self._env(), log_path=log_path,
-            timeout_s=timeout_s,
-        )  # fmt: skip
+        env = self._env()
+        if self.bwrap is None:
+            return run_killable(
+                self.wrap(command), cwd=self.tree, env=env, log_path=log_path,
+                timeout_s=timeout_s,
+            )  # fmt: skip
+        with sandbox_user.claimed() as user:
+            if user is not None:  # the builder is root: the run's own uid writes these
+                user.lend(self.run_dir, self.tree)
+            try:
+                return run_killable(
+                    self.wrap(command, user), cwd=self.tree, env=env, log_path=log_path,
+                    timeout_s=timeout_s,
+                )  # fmt: skip
+            finally:
+                if user is not None:  # the builder's again, git's checks of ownership too
+                    sandbox_user.restore(self.run_dir, self.tree)
 
-    def wrap(self, command: list[str]) -> list[str]:
-        """``command`` with its limits set, in the sandbox (or, without one, no network unless
-        allowed, where ``unshare`` can cut it); the network is allowed by the limits or by the
-        session (a spec with ``network = true``)."""
+    def wrap(self, command: list[str], user: sandbox_user.User | None = None) -> list[str]:
+        """``command`` with its limits set, in the sandbox (as ``user`` when the builder is root)
+        or, without one, no network unless allowed, where ``unshare`` can cut it; the network
+        is allowed by the limits or by the session (a spec with ``network = true``)."""
         network = self.limits.network or self.network
         if self.project is not None:
             command = self.project.shim(self.provide(SHIM), f"{self.inside}/metadata", command)
@@ -129,7 +142,7 @@ class LocalSession(Session):
         if self.bwrap is not None:
             return sandbox.command(
                 self.bwrap, limited, mounts=self._mounts(), network=network,
-                cwd=sandbox.TESTBED,
+                cwd=sandbox.TESTBED, user=user,
             )  # fmt: skip
         if not network:
             isolation, _ = network_isolation()
@@ -137,13 +150,17 @@ class LocalSession(Session):
                 return [*isolation, sys.executable, "-I", "-c", _LOOPBACK, *limited]
         return limited
 
-    def _mounts(self) -> list[sandbox.Mount]:
-        """The environment (and the interpreter it links to) read-only at their own paths, its
-        site-packages layered (writable for this run alone), the run dir at ``/swt`` and the
-        checkout at ``/testbed``, both writable."""
+    def _mounts(self) -> list[sandbox.Mount | sandbox.Link]:
+        """The environment and the interpreter it links to read-only (at their own paths,
+        through their links), its site-packages layered (writable for this run alone), the run
+        dir at ``/swt`` and the checkout at ``/testbed``, both writable: nothing else of the
+        host but its system directories."""
         environment = self.python.parent.parent
-        base = Path(os.path.realpath(self.python)).parent.parent
-        mounts = [sandbox.Mount(base, str(base)), sandbox.Mount(environment, str(environment))]
+        mounts: list[sandbox.Mount | sandbox.Link] = [
+            *sandbox_root.interpreter(self.python),
+            sandbox.Mount(environment, str(environment)),
+            *sandbox_root.reachable(environment),
+        ]
         for site_packages in sorted(environment.glob("lib/python*/site-packages")):
             mounts += sandbox.layered(site_packages)
         mounts.append(sandbox.Mount(self.run_dir, sandbox.RUN_ROOT, writable=True))

@@ -1,0 +1,169 @@
+"""Hostile test code against the local backend's sandbox: it reads no planted secret (the home,
+``/root``, another work dir's store), a symlinked ``~/.ssh`` does not break it, and a fork
+bomb or a memory hog of many processes is held by the process limit when the builder is root."""
+
+import contextlib
+import os
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.support.hostile import KEPT, Project, hostile_tests, reason
+
+pytestmark = pytest.mark.parametrize("backend", ["local"])  # the sandbox is the local backend's
+
+PROCESSES = 30
+LIMITS = {"timeout_s": 30.0, "memory_mb": 512, "processes": PROCESSES}
+"""A run may hold 512 MB of address space per process and PROCESSES processes."""
+SECRET = f"swt-planted-{uuid.uuid4().hex}"
+
+READS = """
+import pytest
+
+
+def _read():
+    found = []
+    for path in {paths!r}:
+        try:
+            with open(path) as handle:
+                found.append(handle.read().strip())
+        except OSError:
+            pass
+    return found or ["nothing"]
+
+
+@pytest.mark.parametrize("seen", _read())  # what it read becomes a test id: into the dataset
+def test_reads(seen):
+    pass
+"""
+
+FORKS = """
+import os
+import time
+
+
+def test_fork_bomb():
+    children = []
+    for _ in range(200):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(3)
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
+    assert len(children) < {limit}, len(children)
+"""
+
+HOARDS = """
+import os
+import time
+
+
+def test_memory_hog():
+    children = []
+    for _ in range(60):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            try:
+                hoard = bytearray(48 * 2**20)  # touched: resident, not just reserved
+                time.sleep(3)
+            finally:
+                os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
+    assert len(children) < {limit}, len(children)  # at most PROCESSES x memory_mb in all
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return Project(tmp_path_factory.mktemp("hostile-sandbox") / "repo", repo="hostile/sandbox")
+
+
+@pytest.fixture
+def case(project, validate):
+    """Validate the candidate whose test patch adds ``code`` beside the golden test."""
+
+    def run(name, code):
+        candidate = project.candidate(name, project.diff(hostile_tests(code)))
+        return validate([project], candidate, **LIMITS)
+
+    return run
+
+
+def _kept(outcome, *passing: str) -> None:
+    assert reason(outcome) == "kept", outcome.verdict
+    assert outcome.output.FAIL_TO_PASS == KEPT
+    assert outcome.output.PASS_TO_PASS == tuple(f"tests/test_hostile.py::{t}" for t in passing)
+
+
+@contextlib.contextmanager
+def planted(*paths: Path):
+    """``SECRET`` in each of ``paths`` for the block (gone afterwards: the canary guard sees the
+    home as it was)."""
+    made = []
+    try:
+        for path in paths:
+            top = next((p for p in reversed(path.parents) if not p.exists()), path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(SECRET + "\n")
+            made.append(top)
+        yield
+    finally:
+        for top in made:
+            if top.is_dir():
+                shutil.rmtree(top)
+            else:
+                top.unlink(missing_ok=True)
+
+
+def test_reads_no_planted_secret(case, canary):
+    """In the home, in ``/root`` (the builder is root), in another work dir's store."""
+    store = canary.home / "other-build" / ".swt-work" / "store"
+    paths = [canary.home / "notes" / "secret.txt", store / "validate" / "entry.json"]
+    if os.geteuid() == 0:
+        paths.append(Path("/root") / f".swt-hostile-{uuid.uuid4().hex}")
+    with planted(*paths):
+        outcome = case("planted", READS.format(paths=[str(path) for path in paths]))
+    _kept(outcome, "test_reads[nothing]")
+
+
+@pytest.fixture
+def linked_home(monkeypatch):
+    """A home whose ``.ssh`` links to a directory (as dotfile managers make), outside the host's
+    ``/tmp`` (which an older sandbox replaced, hiding any home there), as HOME."""
+    home = Path(tempfile.mkdtemp(prefix="swt-hostile-home-", dir="/var/tmp"))
+    keys = home / "dotfiles" / "ssh"
+    keys.mkdir(parents=True)
+    (keys / "id_ed25519").write_text(SECRET + "\n")
+    (home / ".ssh").symlink_to("dotfiles/ssh")
+    monkeypatch.setenv("HOME", str(home))
+    yield home
+    shutil.rmtree(home)
+
+
+def test_a_symlinked_ssh_dir_in_the_home(case, linked_home):
+    """Nothing of the home is mounted, so the sandbox does not trip over the link."""
+    outcome = case("ssh-link", READS.format(paths=[str(linked_home / ".ssh" / "id_ed25519")]))
+    _kept(outcome, "test_reads[nothing]")
+
+
+def test_a_fork_bomb(case):
+    outcome = case("forks", FORKS.format(limit=PROCESSES))
+    _kept(outcome, "test_fork_bomb")
+
+
+def test_a_memory_hog_of_many_processes(case):
+    outcome = case("hoards", HOARDS.format(limit=PROCESSES))
+    _kept(outcome, "test_memory_hog")
