@@ -1,6 +1,7 @@
 """Hostile test code against the local backend's sandbox: it reads no planted secret (the home,
-``/root``, another work dir's store), a symlinked ``~/.ssh`` does not break it, and a fork
-bomb or a memory hog of many processes is held by the process limit when the builder is root."""
+``/root``, another work dir's store), a symlinked ``~/.ssh`` does not break it, a fork bomb or
+a memory hog of many processes is held by the process limit when the builder is root, and
+200 MB of output leave a bounded log."""
 
 import contextlib
 import os
@@ -11,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from builder.core.capped_log import HEAD_BYTES, TAIL_BYTES
 from tests.support.hostile import KEPT, Project, hostile_tests, reason
+from tests.support.stage_fixtures import runs_of
 
 pytestmark = pytest.mark.parametrize("backend", ["local"])  # the sandbox is the local backend's
 
 PROCESSES = 30
-LIMITS = {"timeout_s": 30.0, "memory_mb": 512, "processes": PROCESSES}
-"""A run may hold 512 MB of address space per process and PROCESSES processes."""
+LIMITS = {"timeout_s": 60.0, "memory_mb": 2048, "processes": PROCESSES}
+"""A run may hold 2 GB of address space per process and PROCESSES processes."""
 SECRET = f"swt-planted-{uuid.uuid4().hex}"
 
 READS = """
@@ -83,6 +86,15 @@ def test_memory_hog():
     for pid in children:
         os.waitpid(pid, 0)
     assert len(children) < {limit}, len(children)  # at most PROCESSES x memory_mb in all
+"""
+
+
+PRINTS = """
+def test_prints(capsys):
+    line = "x" * 1023 + "\\n"
+    with capsys.disabled():  # straight to the run's output, which the log holds
+        for _ in range(200 * 1024):
+            print(line, end="")
 """
 
 
@@ -167,3 +179,13 @@ def test_a_fork_bomb(case):
 def test_a_memory_hog_of_many_processes(case):
     outcome = case("hoards", HOARDS.format(limit=PROCESSES))
     _kept(outcome, "test_memory_hog")
+
+
+def test_200_mb_of_output(case):
+    """The log is bounded (its head and tail, the cut said); the results come from the report."""
+    outcome = case("prints", PRINTS)
+    _kept(outcome, "test_prints")
+    for run in runs_of(outcome):
+        log = Path(run.log_path)
+        assert log.stat().st_size < HEAD_BYTES + TAIL_BYTES + 4096, (log, log.stat().st_size)
+        assert b"bytes of output cut here" in log.read_bytes()

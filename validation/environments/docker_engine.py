@@ -22,6 +22,7 @@ import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from builder.core import __version__
+from builder.core.capped_log import CappedLog
 from builder.core.errors import SwtError
 
 LABEL_PREFIX = "org.swt-builder."
@@ -275,10 +276,20 @@ def run_to_end(container: Any, log_path: Path, timeout_s: float) -> ContainerRun
             container.kill()
         container.wait(timeout=60)
     duration = round(time.monotonic() - started, 3)
-    log_path.write_bytes(container.logs(stdout=True, stderr=True))
+    _write_log(container, log_path)
     container.reload()
     oom_killed = bool(container.attrs.get("State", {}).get("OOMKilled"))
     return ContainerRun(exit_code, timed_out, duration, oom_killed)
+
+
+def _write_log(container: Any, log_path: Path) -> None:
+    """The container's output to ``log_path``, streamed and bounded (``CappedLog``)."""
+    chunks = container.logs(stdout=True, stderr=True, stream=True)
+    with log_path.open("wb") as handle:
+        log = CappedLog(handle)
+        for chunk in [chunks] if isinstance(chunks, bytes) else chunks:  # bytes: all at once
+            log.write(chunk)
+        log.close()
 
 
 def tar_tree(

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from builder.core.capped_log import CappedLog, PipeDrain
+
 _DIE_WITH_PARENT = (
     "import ctypes, os, sys\n"
     "if sys.platform.startswith('linux'):\n"
@@ -55,19 +57,28 @@ class Completed:
 def run_killable(
     command: list[str], *, cwd: Path, env: dict[str, str], log_path: Path, timeout_s: float
 ) -> Completed:
-    """Run ``command`` with output to ``log_path``; on timeout SIGKILL its process group."""
+    """Run ``command`` with its output to ``log_path`` (bounded: ``CappedLog``); on timeout
+    SIGKILL its process group."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            _dying_with_parent(command),
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        read_end, write_end = os.pipe()
+        try:
+            process = subprocess.Popen(
+                _dying_with_parent(command),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=write_end,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+        drain = PipeDrain(read_end, CappedLog(log))
         try:
             exit_code = process.wait(timeout=timeout_s)
             timed_out = False
@@ -77,6 +88,7 @@ def run_killable(
         finally:
             _kill_group(process.pid)
             process.wait()
+            drain.finish()
     return Completed(exit_code, timed_out, round(time.monotonic() - started, 3))
 
 
