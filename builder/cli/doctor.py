@@ -54,7 +54,8 @@ def report(config: Config, echo: Callable[[str], None] = print) -> int:
     images = check_base_images(client, config)
     pythons = check_pythons(config)
     sandbox = check_sandbox(config)
-    checks = [git, docker, images, sandbox, pythons, check_uv(), check_disk(config)]
+    checks = [git, docker, images, sandbox, check_limits(config), pythons, check_uv()]
+    checks.append(check_disk(config))
     for item in checks:
         echo(item.line())
     backends = []
@@ -151,6 +152,34 @@ def check_sandbox(config: Config) -> Check:
         detail = f"{bwrap} cannot make namespaces ({required}): {why}"
         return Check("sandbox", MISSING, detail, fix + opt_out)
     return Check("sandbox", OK, f"{bwrap} makes namespaces (the local backend's sandbox)")
+
+
+def check_limits(config: Config) -> Check:
+    """Which limits hold for a local run here: rlimits per process (the process count only
+    for a uid other than 0: as root, sandboxes run as unprivileged uids of their own), and
+    per-run cgroups where cgroup v2 is delegated."""
+    import os
+
+    from validation.environments import sandbox_cgroup
+
+    limits = config.validation.limits
+    held = [f"memory_mb {limits.memory_mb} per process", f"cpu_s {limits.cpu_s}"]
+    sandboxed = config.validation.sandbox != "none"
+    if os.geteuid() != 0:
+        held.append(f"processes {limits.processes} (this user's)")
+    elif sandboxed:
+        held.append(f"processes {limits.processes} (an unprivileged uid per sandbox)")
+    folder, why = sandbox_cgroup.found()
+    detail = "rlimits: " + ", ".join(held)
+    if not sandboxed:
+        detail += '; validation.sandbox = "none": no per-run cgroup'
+        if os.geteuid() == 0:  # uid 0 is exempt from the process limit
+            return Check("limits", WARN, detail, 'validation.sandbox = "bwrap"')
+        return Check("limits", OK, detail)
+    if folder is None:
+        fix = "delegate cgroup v2 with the pids and memory controllers (systemd: Delegate=yes)"
+        return Check("limits", WARN, f"{detail}; no per-run cgroup: {why}", fix)
+    return Check("limits", OK, f"{detail}; {why}")
 
 
 def check_pythons(config: Config) -> Check:

@@ -10,7 +10,7 @@ from builder.cli import COMMANDS, main
 from validation.environments.docker_engine import daemon_answers
 from validation.environments.interpreters import Interpreters
 
-NAMES = ["git", "docker", "base images", "sandbox", "python", "uv", "disk"]
+NAMES = ["git", "docker", "base images", "sandbox", "limits", "python", "uv", "disk"]
 
 
 def _doctor(tmp_path, capsys, *settings: str) -> tuple[int, dict[str, str], list[str]]:
@@ -39,6 +39,8 @@ def test_doctor_reports_this_machine(tmp_path, capsys) -> None:
         assert checks["sandbox"].startswith("missing")
         assert "fix: apt-get install bubblewrap" in checks["sandbox"]
     assert "local backend" in checks["sandbox"]
+    assert "processes 4096" in checks["limits"] and "memory_mb 16384" in checks["limits"]
+    assert ("per-run cgroup" in checks["limits"]) != ("memory.max per run" in checks["limits"])
     found = Interpreters().available()
     if found:
         assert sorted(checks["python"].split(" (")[0].split()[2:]) == sorted(found)

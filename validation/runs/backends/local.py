@@ -16,7 +16,7 @@ from pathlib import Path
 
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.repos import worktree
-from validation.environments import sandbox, sandbox_root, sandbox_user
+from validation.environments import sandbox, sandbox_cgroup, sandbox_root, sandbox_user
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments
 from validation.environments.interpreters import Interpreters
 from validation.environments.metadata import SHIM, Identity, identity
@@ -119,13 +119,18 @@ class LocalSession(Session):
                 self.wrap(command), cwd=self.tree, env=env, log_path=log_path,
                 timeout_s=timeout_s,
             )  # fmt: skip
-        with sandbox_user.claimed() as user:
+        cgroups, _ = sandbox_cgroup.found()
+        limits = self.limits
+        with (
+            sandbox_user.claimed() as user,
+            sandbox_cgroup.run_group(cgroups, limits.processes, limits.memory_mb) as group,
+        ):
             if user is not None:  # the builder is root: the run's own uid writes these
                 user.lend(self.run_dir, self.tree)
             try:
                 return run_killable(
-                    self.wrap(command, user), cwd=self.tree, env=env, log_path=log_path,
-                    timeout_s=timeout_s,
+                    sandbox_cgroup.entered(group, self.wrap(command, user)), cwd=self.tree,
+                    env=env, log_path=log_path, timeout_s=timeout_s,
                 )  # fmt: skip
             finally:
                 if user is not None:  # the builder's again, git's checks of ownership too
