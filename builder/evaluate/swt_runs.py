@@ -75,6 +75,11 @@ ids of the same content share them."""
 NOT_RUN = "evaluation error: "
 
 
+class _NotRun(Exception):
+    """The runs cannot give a report (a golden patch that does not apply, the prediction's
+    first run cut at the timeout): the prediction counts as a miss, with this reason."""
+
+
 def test_directives(patch: str) -> list[str]:
     """The files SWT-Bench runs for ``patch`` (``get_test_directives``): every path after
     ``b/`` in a ``diff --git`` line, in order, without those ending in :data:`NON_TEST_EXTS`
@@ -153,6 +158,16 @@ def process(stage: EvaluateStage, task: EvalTask, key: str, logs: Path) -> Outco
         stage, task, key, logs, mirror, environment, spec,
         make_runner(spec.runner, spec.test_command), read, wanted,
     )  # fmt: skip
+    try:
+        return _graded(context, model_patch)
+    except _NotRun as error:
+        return _not_run(stage.name, task, f"{NOT_RUN}{error}", logs)
+
+
+def _graded(context: _Context, model_patch: str) -> Outcome:
+    """Every run of the task (base and gold ones from the store when made before) and the
+    report SWT-Bench's grading makes of them."""
+    task, instance = context.task, context.task.instance
     files = test_directives(model_patch)
     runs: dict[str, _Run] = {}
     applied = _prediction_runs(context, model_patch, files, runs)
@@ -165,9 +180,10 @@ def process(stage: EvaluateStage, task: EvalTask, key: str, logs: Path) -> Outco
     counts = {name: run.counts for name, run in runs.items()}
     report = swt_grading.prediction_report(applied, instance.patch, statuses, counts)
     gold_executable = None
-    if wanted is not None:
+    if context.wanted is not None:
         gold_executable = _gold_executable(context, gold, gold_files)
-    return _result(stage.name, task, report, runs, logs, gold_executable, applied)
+    stage = context.stage
+    return _result(stage.name, task, report, runs, context.logs, gold_executable, applied)
 
 
 def _model_patch(task: EvalTask, mirror: Path) -> tuple[str, str]:
@@ -199,13 +215,14 @@ def _prediction_runs(
     """``pred_pre`` and ``pred_post`` into ``runs``; False when the prediction does not apply
     to the base commit (then neither runs: the report has no tests)."""
     instance = context.task.instance
-    created = _existence([model_patch])
-    pre = _run(context, "pred_pre", [("prediction", model_patch, True)], files, created)
+    pre = _run(context, "pred_pre", [("prediction", model_patch, True)], files)
     if pre is None:
         return False
+    if pre.run is not None and pre.run.timed_out:
+        raise _NotRun(f"the prediction's run before the fix timed out ({pre.run.log_path})")
     runs["pred_pre"] = pre
     patches = [("golden patch", instance.patch, False), ("prediction", model_patch, False)]
-    post = _run(context, "pred_post", patches, files, _existence([instance.patch, model_patch]))
+    post = _run(context, "pred_post", patches, files)
     assert post is not None  # only a required patch that fails returns None
     runs["pred_post"] = post
     return True
@@ -216,11 +233,8 @@ def _base_runs(context: _Context, files: list[str]) -> dict[str, _Run]:
     instance = context.task.instance
 
     def compute() -> dict[str, _Run]:
-        pre = _run(context, "base_pre", [], files, _existence([]))
-        post = _run(
-            context, "base_post", [("golden patch", instance.patch, False)], files,
-            _existence([instance.patch]),
-        )  # fmt: skip
+        pre = _run(context, "base_pre", [], files)
+        post = _run(context, "base_post", [("golden patch", instance.patch, False)], files)
         return {"base_pre": pre, "base_post": post}  # type: ignore[dict-item]
 
     return _stored(context, BASE_STORE, files, compute)
@@ -233,11 +247,10 @@ def _gold_runs(context: _Context, gold_files: list[str]) -> dict[str, _Run]:
 
     def compute() -> dict[str, _Run]:
         test = ("golden test patch", instance.test_patch, False)
-        pre = _run(context, "gold_pre", [test], gold_files, _existence([instance.test_patch]))
+        pre = _run(context, "gold_pre", [test], gold_files)
         post = _run(
-            context, "gold_post", [("golden patch", instance.patch, False), test], gold_files,
-            _existence([instance.patch, instance.test_patch]),
-        )  # fmt: skip
+            context, "gold_post", [("golden patch", instance.patch, False), test], gold_files
+        )
         return {"gold_pre": pre, "gold_post": post}  # type: ignore[dict-item]
 
     return _stored(context, GOLD_STORE, gold_files, compute)
@@ -258,11 +271,8 @@ def _gold_executable(context: _Context, gold: dict[str, _Run], gold_files: list[
 
 def _gold_base(context: _Context, gold_files: list[str]) -> dict[str, _Run]:
     patch = context.task.instance.patch
-    pre = _run(context, "base_pre-gold", [], gold_files, _existence([]))
-    post = _run(
-        context, "base_post-gold", [("golden patch", patch, False)], gold_files,
-        _existence([patch]),
-    )  # fmt: skip
+    pre = _run(context, "base_pre-gold", [], gold_files)
+    post = _run(context, "base_post-gold", [("golden patch", patch, False)], gold_files)
     return {"base_pre": pre, "base_post": post}  # type: ignore[dict-item]
 
 
@@ -324,7 +334,6 @@ def _run(
     name: str,
     patches: list[tuple[str, str, bool]],
     files: list[str],
-    exists: Callable[[Callable[[str], str | None], str], bool],
 ) -> _Run | None:
     """One run of ``files`` in a fresh checkout after ``patches`` (label, text, required):
     a required patch that does not apply means no run (None); another one is left out, as
@@ -346,19 +355,17 @@ def _run(
             for label, text, required in patches:
                 try:
                     session.apply(text, label)
-                    applied_here.append(label)
+                    applied_here.append((label, text))
                 except PatchError as error:
                     _note(context, name, f"{label} does not apply: {error}")
                     if required:
                         return None
                     if label != "prediction":
-                        raise
-            if context.runner.kind == "pytest" and any(
+                        raise _NotRun(f"{label} does not apply ({name}): {error}") from error
+            exists = _existence([text for _, text in applied_here])
+            missing = context.runner.kind == "pytest" and any(
                 not exists(context.read, path) for path in files
-            ):
-                missing = True
-            else:
-                missing = False
+            )
             report_name = f"{name}.counts.json"
             targets = context.wanted
 
@@ -384,7 +391,8 @@ def _run(
                 counts = _as_counts(line_counts.read_counts(data))
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
-    _note(context, name, f"applied: {', '.join(applied_here) or 'nothing'}; files: {files}")
+    labels = ", ".join(label for label, _ in applied_here) or "nothing"
+    _note(context, name, f"applied: {labels}; files: {files}")
     return _Run(swt_grading.status_map(run, missing_paths=missing), counts, run)
 
 
