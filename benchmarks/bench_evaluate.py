@@ -2,14 +2,19 @@
 
 A fixture repository (a package with a bug, a test file of ``--tests`` tests; the golden patch
 fixes the bug and its test patch adds a test) is validated with coverage and released as a
-dataset of ``--rounds`` copies of the instance. A gold evaluation warms the environment and
-every instance's baseline; then one evaluation runs ``--rounds`` predictions, each a different
-new test (none is reused from the store), one at a time. Reported:
+dataset of ``--rounds`` copies of the instance (each its own version, so no two share stored
+runs). A gold evaluation warms the environment and every instance's baseline; then one
+evaluation (``--semantics strict``) runs ``--rounds`` predictions, each a different new test
+(none is reused from the store), one at a time. Reported:
 
 - wall time per prediction / the summed durations of its test runs (goal ≤ 1.3×): what the
   evaluation adds to the test time (checkout, patch reading and applying, reports);
 - with ``--mutation`` (``--mutants`` per instance): the wall time per prediction and its ratio
-  to the same prediction without mutation.
+  to the same prediction without mutation;
+- under ``--semantics swt-bench``, a first and a second method (other new tests in the same
+  file): the runs each makes per instance (the first makes the instance's base and gold runs,
+  which the second reads from the store; goal ≤ 2 for the second) and its wall time per
+  prediction.
 
 ``--counter-overhead`` measures instead what counting the golden patch's lines costs (SWT-Bench's
 execution counts, ``validation/coverage/counter.py``): one pytest run of a generated package
@@ -60,8 +65,9 @@ def _dataset(root: Path, tests: int, copies: int) -> tuple[Path, Config]:
         name="bench", output_dir=root / "dist", work_dir=root / "work",
         repos={REPO: str(repo)}, jobs=1, validation=settings,
     )  # fmt: skip
-    instances = [
-        outcome.output.model_copy(update={"instance_id": _instance_id(n)}) for n in range(copies)
+    instances = [  # each copy its own version: the stored base and gold runs are not shared
+        outcome.output.model_copy(update={"instance_id": _instance_id(n), "version": f"1.{n}"})
+        for n in range(copies)
     ]
     write_jsonl(config.dataset_dir / "instances.jsonl", instances)
     write_config_json(config, config.dataset_dir)
@@ -74,20 +80,33 @@ def _instance_id(number: int) -> str:
 
 
 def _prediction(number: int) -> str:
+    """A new test after the file's import line, as a diff git applies (context both sides)."""
     body = f"def test_added_{number}():\n    assert add({number}, 1) == {number + 1}\n"
     lines = ["", "", *body.splitlines()]
     added = "".join(f"+{line}\n" for line in lines)
     header = "--- a/tests/test_pkg.py\n+++ b/tests/test_pkg.py\n"
-    return f"{header}@@ -1,1 +1,{len(lines) + 1} @@\n from pkg import add, work\n{added}"
+    hunk = f"@@ -1,4 +1,{len(lines) + 4} @@\n"
+    return f"{header}{hunk} from pkg import add, work\n{added} \n \n def test_work_0():\n"
 
 
-def _evaluate(directory: Path, config: Config, root: Path, name: str, count: int, mutants: int):
-    """One evaluation of ``count`` predictions (gold when ``name`` is "gold"): (wall time, the
-    summed durations of every prediction's test runs)."""
+def _evaluate(
+    directory: Path,
+    config: Config,
+    root: Path,
+    name: str,
+    count: int,
+    mutants: int,
+    semantics: str = "strict",
+    offset: int = 0,
+):
+    """One evaluation of ``count`` predictions (gold when ``name`` is "gold"; ``offset`` varies
+    the predicted tests): (wall time, the summed durations of the test runs it made, the runs
+    it made per instance)."""
     predictions = root / f"{name}.jsonl"
     predictions.write_text(
         "".join(
-            json.dumps({"instance_id": _instance_id(n), "model_patch": _prediction(n)}) + "\n"
+            json.dumps({"instance_id": _instance_id(n), "model_patch": _prediction(n + offset)})
+            + "\n"
             for n in range(count)
         )
     )
@@ -96,14 +115,24 @@ def _evaluate(directory: Path, config: Config, root: Path, name: str, count: int
         predictions="gold" if name == "gold" else str(predictions),
         run_id=name,
         mutants=mutants,
+        semantics=semantics,
     )
     started = time.perf_counter()
     evaluate(request, config, echo=lambda _: None)
     wall = time.perf_counter() - started
-    tests = 0.0
+    tests, made = 0.0, 0
     for path in (config.output_dir / "evaluations" / name / "instances").glob("*.json"):
-        tests += sum(run["duration_s"] for run in json.loads(path.read_text())["runs"])
-    return wall, tests
+        result = json.loads(path.read_text())
+        if semantics == "swt-bench":  # runs read from the store took no time here
+            names = result["run_names"]
+            runs = [
+                r for n, r in zip(names, result["runs"], strict=True) if n in result["runs_made"]
+            ]
+        else:
+            runs = result["runs"]
+        tests += sum(run["duration_s"] for run in runs)
+        made += len(runs)
+    return wall, tests, made / count
 
 
 COUNTED_MODULE = """\
@@ -227,8 +256,10 @@ def main() -> None:
         root = Path(directory)
         dataset, config = _dataset(root, args.tests, args.rounds)
         _evaluate(dataset, config, root, "gold", args.rounds, 0)  # warm
-        wall, tests = _evaluate(dataset, config, root, "plain", args.rounds, 0)
-        mutated, _ = _evaluate(dataset, config, root, "mutated", args.rounds, args.mutants)
+        wall, tests, _ = _evaluate(dataset, config, root, "plain", args.rounds, 0)
+        mutated, _, _ = _evaluate(dataset, config, root, "mutated", args.rounds, args.mutants)
+        first = _evaluate(dataset, config, root, "first", args.rounds, 0, "swt-bench", 100)
+        second = _evaluate(dataset, config, root, "second", args.rounds, 0, "swt-bench", 200)
     ratio = wall / tests
     verdict = "met" if ratio <= GOAL else "NOT met"
     print(f"{args.tests} tests in the file, {args.rounds} predictions, warm caches")
@@ -238,6 +269,11 @@ def main() -> None:
         f"with --mutation (≤ {args.mutants} mutants): {mutated / args.rounds:.2f} s per "
         f"prediction, {mutated / wall:.2f}× without"
     )
+    for label, (seconds, _, runs) in (("first", first), ("second", second)):
+        print(
+            f"--semantics swt-bench, {label} method: {runs:.1f} runs per instance, "
+            f"{seconds / args.rounds:.2f} s per prediction"
+        )
 
 
 if __name__ == "__main__":
