@@ -32,7 +32,7 @@ from builder.core.records import (
 )
 from builder.core.repos import RepoCache, RepoUnavailable
 from builder.core.store import result_key
-from validation import coverage
+from validation import coverage, test_file_facts
 from validation.codebase import codebase_size
 from validation.coverage import credit
 from validation.environments import metadata, test_imports
@@ -248,6 +248,9 @@ class ValidateStage(Stage):
                 if isinstance(opened, Outcome):
                     return _with_runs(opened, logs)
                 sessions, changes = opened
+                facts = test_file_facts.recorded(
+                    lambda path: _read(sessions["after"].tree, path), job.files, job.runner.kind
+                )
                 golden = self._first_pair(job, sessions, changes, runs)
                 if isinstance(golden, Outcome):
                     return _with_runs(golden, logs)
@@ -262,7 +265,16 @@ class ValidateStage(Stage):
         if isinstance(change, Outcome):
             return _with_runs(change, logs)
         instance = self._instance(
-            record, graded, golden, existing, change, spec, mirror, resolution, runs, job.metadata
+            record,
+            graded,
+            golden,
+            existing,
+            change,
+            spec,
+            mirror,
+            resolution,
+            runs,
+            {**job.metadata, **facts},
         )
         return Outcome.keep(STAGE, instance, logs=str(logs), runs=str(logs / "runs.jsonl"))
 

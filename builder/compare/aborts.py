@@ -34,7 +34,8 @@ def collection_aborts(
     out of both lists. Recognised, per test file, by that shape: our id is in a list where the
     reference names no test of its file (for ``FAIL_TO_PASS``, no test of it in either list),
     or the reference's ``FAIL_TO_PASS`` id is our ``PASS_TO_PASS`` one and its ``PASS_TO_PASS``
-    names no test of the file; in both cases the reference lists tests of other files."""
+    names no test of the file; in both cases the reference lists tests of other files. The
+    shape is evidence of a stop only with our collection errors (:func:`proven`)."""
     their_sets = {name: set(theirs[name]) for name in (FAIL_TO_PASS, PASS_TO_PASS)}
     our_sets = {name: set(ours[name]) for name in (FAIL_TO_PASS, PASS_TO_PASS)}
     their_files = {name: {file_of(key) for key in keys} for name, keys in their_sets.items()}
@@ -72,13 +73,22 @@ def collection_aborts(
     return found
 
 
+def proven(collection_errors: Mapping[str, Iterable[str]] | None) -> bool:
+    """Whether our runs' collection errors (by side) give evidence of a stopped run: any."""
+    return any(list(files) for files in (collection_errors or {}).values())
+
+
 def _why(collection_errors: Mapping[str, Iterable[str]]) -> str:
-    """Our runs' collection errors, when known, as the likely stop: a clause of the evidence."""
+    """Our runs' collection errors as the likely stop, or that there were none: a clause of
+    the evidence."""
     named = [
         f"{', '.join(sorted(set(files)))} ({side} the fix)"
         for side in ("before", "after")
         if (files := collection_errors.get(side))
     ]
     if not named:
-        return f"; {_STOPS}"
+        return (
+            "; our runs had no collection error, so nothing shows that the reference's run "
+            f"stopped ({_STOPS})"
+        )
     return f"; our runs had collection errors in {'; '.join(named)}: {_STOPS}"

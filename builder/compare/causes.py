@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import re
 from collections.abc import Iterable, Mapping
 
 from builder.compare.ids import cut, duplicate_index, short_path_option
@@ -22,15 +23,21 @@ REFERENCE_LIST_EMPTY = "reference_list_empty"
 """One reference list is empty while the other is not, and ours lists tests there: a reference
 ``PASS_TO_PASS`` with no test at all, although the touched files hold tests that pass before
 and after the fix in our runs — the reference gives nothing to compare them with."""
+REFERENCE_RUN_CRASHED = "reference_run_crashed"
+"""The reference lists every test of the instance (of several files) as FAIL_TO_PASS and none
+as PASS_TO_PASS, while our runs pass some of them before the fix: its run before the fix
+crashed (a collection error that stopped the session, an INTERNALERROR) and reported no test,
+which counts every test as failing."""
 COLLECTION_ABORT = "collection_abort"
 """The reference's pytest run stopped part way (a collection error without
 ``--continue-on-collection-errors``, or an INTERNALERROR): the tests of the files it never
 reached are absent from its lists, or listed as FAIL_TO_PASS when the stopped run was the one
-before the fix (see :mod:`builder.compare.aborts`)."""
+before the fix (see :mod:`builder.compare.aborts`). Given only with evidence of the stop: our
+runs' collection errors."""
 SYMPY_LAST_TEST = "sympy_last_test"
 """sympy's reporter artifact: SWE-bench's sympy lists lack one test per file (the file's last),
 recognised by its pattern: the only test of its file the reference lacks, while it lists others
-of that file."""
+of that file, and the last test function of the file (``run_metadata.last_tests``)."""
 NEEDS_NETWORK = "needs_network"
 """Our runs have no network: the test failed before and after the fix with a connection error
 (``run_metadata.needs_network``), so it is in neither of our lists, while the reference, whose
@@ -51,6 +58,11 @@ optional package the environment lacks), so it is in neither of our lists."""
 FAILS_HERE = "fails_here"
 """The test failed before and after the fix in our runs (F→F, ``run_metadata.unlisted_tests``
 with the failure's first line), so it is in neither of our lists."""
+OPTIONAL_PACKAGE = "optional_package"
+"""An optional package present on one side only: our runs skipped the test for lack of a module
+the reference's environment had (the skip reason names it), or the test's file imports a module
+only when it is installed (``run_metadata.optional_imports``), our runs ran its tests, and the
+reference lists no test of the file."""
 NOT_PASSED_IN_REFERENCE = "not_passed_in_reference"
 """Ours lists the test and the reference lists it in neither list, while it lists other tests of
 its file (so its runs reached the file): the reference's runs did not see the transition ours
@@ -66,26 +78,31 @@ AS_DEFINED = (
     XFAIL_EXCLUDED,
     REFERENCE_EMPTY,
     REFERENCE_LIST_EMPTY,
+    REFERENCE_RUN_CRASHED,
     COLLECTION_ABORT,
     SYMPY_LAST_TEST,
     CUT_COLLISION,
 )
-"""Causes that are no disagreement about the tests themselves: artifacts of how the reference's
-lists were made (a junk id, an aborted or empty run, sympy's reporter, SWE-bench's id cut) and
-the benchmark's definition of the labels (xfail/xpass are no transitions). A list whose every
-difference has one of these agrees with the reference *as defined*."""
+"""Artifacts of the reference, proven from its lists (a junk id, an empty list, a crashed or
+stopped run with its evidence, sympy's reporter, SWE-bench's id cut), and the benchmark's
+definition of the labels (xfail/xpass are no transitions). A list whose every difference has
+one of these agrees with the reference *as defined*."""
 
-CAUSES = (
-    *AS_DEFINED,
+ENVIRONMENT = (
     NEEDS_NETWORK,
     BEFORE_OUTCOME_DIFFERS,
     SKIPPED_HERE,
     FAILS_HERE,
+    OPTIONAL_PACKAGE,
     NOT_PASSED_IN_REFERENCE,
-    UNEXPLAINED,
 )
-"""Every cause a difference may be given, in the order the table shows them: those of
-:data:`AS_DEFINED` first, then the disagreements our runs can name, then the rest."""
+"""Environment differences: the two sides' runs saw the test differently (no network here, a
+package present on one side, another outcome before the fix, a skip or a failure on one side).
+Named, but no agreement: counted apart from :data:`AS_DEFINED`."""
+
+CAUSES = (*AS_DEFINED, *ENVIRONMENT, UNEXPLAINED)
+"""Every cause a difference may be given, in the order the table shows them: the artifacts of
+:data:`AS_DEFINED` first, then the :data:`ENVIRONMENT` differences, then the rest."""
 
 
 def missing_cause(
@@ -93,20 +110,24 @@ def missing_cause(
     *,
     junk: bool | str,
     expected_outcome: bool,
+    crashed: str = "",
     collection_abort: str = "",
     cut_collision: str = "",
     network_error: str = "",
     before_outcome: str = "",
     unlisted: str = "",
+    guarded: Iterable[str] = (),
 ) -> tuple[str, str]:
     """The cause (and its evidence) of a reference id our list lacks. ``junk``: it names no
-    test, or the evidence of :func:`foreign_file` when it names another file;
+    test, or the evidence of :func:`foreign_file` when it names another file; ``crashed``: the
+    evidence of :func:`reference_run_crashed` for it;
     ``collection_abort`` and ``cut_collision``: the evidence
     :func:`builder.compare.aborts.collection_aborts` and :func:`cut_collisions` give it, if any;
     ``network_error``: the connection error our runs recorded for the test
     (``run_metadata.needs_network``); ``before_outcome``: the evidence of
     :func:`before_outcome` when our other list has the test; ``unlisted``: what our runs saw of
-    it when it is in neither of our lists (``run_metadata.unlisted_tests``)."""
+    it when it is in neither of our lists (``run_metadata.unlisted_tests``); ``guarded``: the
+    modules its file imports only when installed (``run_metadata.optional_imports``)."""
     if junk:
         return JUNK_ID, junk if isinstance(junk, str) else f"{reference_id!r} is not a test id"
     if expected_outcome:
@@ -116,6 +137,8 @@ def missing_cause(
             NEEDS_NETWORK,
             f"failed before and after the fix in our runs, which have no network: {network_error}",
         )
+    if crashed:
+        return REFERENCE_RUN_CRASHED, crashed
     if collection_abort:
         return COLLECTION_ABORT, collection_abort
     if cut_collision:
@@ -123,7 +146,7 @@ def missing_cause(
     if before_outcome:
         return BEFORE_OUTCOME_DIFFERS, before_outcome
     if unlisted:
-        return unlisted_cause(unlisted)
+        return unlisted_cause(unlisted, guarded)
     return UNEXPLAINED, ""
 
 
@@ -140,10 +163,45 @@ def foreign_file(path: str, run_files: Iterable[str]) -> str:
     )
 
 
-def unlisted_cause(outcome: str) -> tuple[str, str]:
+_MODULE_NAMED = (
+    re.compile(r"could not import '(?P<module>[\w.]+)'"),  # pytest.importorskip
+    re.compile(r"No module named '(?P<module>[\w.]+)'"),
+    re.compile(r"\b(?P<module>[A-Za-z_][\w.]*) (?:is )?not (?:available|installed|importable)\b"),
+    re.compile(r"\brequires? (?:the )?(?P<module>[A-Za-z_][\w.]*)"),
+)
+"""Skip reasons that name a module the environment lacks: importorskip's, an ImportError's,
+and the usual ``<module> is not available`` / ``requires <module>`` of skip marks."""
+_NOT_MODULES = frozenset({"python", "network", "internet", "a", "an", "the", "this", "that"})
+
+
+def missing_module(reason: str, guarded: Iterable[str] = ()) -> str:
+    """The module a skip ``reason`` says the environment lacks: one of ``guarded`` (modules the
+    test's file imports only when installed) named in it, else one of :data:`_MODULE_NAMED`'s
+    forms; empty when it names none."""
+    words = {word.lower() for word in re.findall(r"[\w.]+", reason)}
+    for module in sorted(guarded):
+        if module.lower() in words or module.split(".")[0].lower() in words:
+            return module
+    for pattern in _MODULE_NAMED:
+        found = pattern.search(reason)
+        if found and found["module"].lower() not in _NOT_MODULES:
+            if not found["module"].lower().startswith("python"):
+                return found["module"]
+    return ""
+
+
+def unlisted_cause(outcome: str, guarded: Iterable[str] = ()) -> tuple[str, str]:
     """The cause and evidence of a test our golden runs saw as ``outcome`` (a value of
-    ``run_metadata.unlisted_tests``): skipped, failed before and after, or (flaky) none."""
+    ``run_metadata.unlisted_tests``): skipped for lack of an optional module (named by the
+    reason, or one of ``guarded``, the modules its file imports only when installed), skipped
+    otherwise, failed before and after, or (flaky) none."""
     head, _, detail = outcome.partition(": ")
+    module = missing_module(detail, guarded) if head == SKIPPED else ""
+    if module:
+        return OPTIONAL_PACKAGE, (
+            f"our golden runs skipped it for lack of {module}, which the reference's "
+            f"environment evidently had: {detail}"
+        )
     if head == SKIPPED:
         return SKIPPED_HERE, (
             f"our golden runs skipped it: {detail}"
@@ -159,22 +217,31 @@ def unlisted_cause(outcome: str) -> tuple[str, str]:
 def extra_cause(
     *,
     reference_empty: bool,
+    crashed: str = "",
     collection_abort: str = "",
     sympy_last: str = "",
     cut_collision: str = "",
     before_outcome: str = "",
     list_empty: str = "",
+    optional: str = "",
     not_passed: str = "",
+    unproven: str = "",
 ) -> tuple[str, str]:
-    """The cause (and its evidence) of one of our ids the reference list lacks;
-    ``collection_abort``, ``sympy_last`` and ``cut_collision`` are the evidence of
+    """The cause (and its evidence) of one of our ids the reference list lacks; ``crashed``:
+    the evidence of :func:`reference_run_crashed` for it; ``collection_abort``,
+    ``sympy_last`` and ``cut_collision`` are the evidence of
     :func:`builder.compare.aborts.collection_aborts`, :func:`sympy_last_tests` and
     :func:`cut_collisions` for it; ``before_outcome`` that of :func:`before_outcome` when the
     reference's other list has it; ``list_empty`` names the reference list, empty while the
-    other is not, that the id is missing from; ``not_passed`` the evidence of
-    :func:`not_passed_in_reference` when the reference lists the id in neither list."""
+    other is not, that the id is missing from; ``optional`` the evidence of
+    :func:`optional_import` when the reference lists no test of its file; ``not_passed`` the
+    evidence of :func:`not_passed_in_reference` when the reference lists the id in neither
+    list; ``unproven`` what is known of a difference left unexplained (a stopped run's shape
+    with no evidence of a stop)."""
     if reference_empty:
         return REFERENCE_EMPTY, "FAIL_TO_PASS and PASS_TO_PASS of the reference are both empty"
+    if crashed:
+        return REFERENCE_RUN_CRASHED, crashed
     if collection_abort:
         return COLLECTION_ABORT, collection_abort
     if sympy_last:
@@ -185,9 +252,34 @@ def extra_cause(
         return BEFORE_OUTCOME_DIFFERS, before_outcome
     if list_empty:
         return REFERENCE_LIST_EMPTY, f"the reference's {list_empty} is empty, its other list not"
+    if optional:
+        return OPTIONAL_PACKAGE, optional
     if not_passed:
         return NOT_PASSED_IN_REFERENCE, not_passed
-    return UNEXPLAINED, ""
+    return UNEXPLAINED, unproven
+
+
+def optional_import(path: str, modules: Iterable[str]) -> str:
+    """The evidence of one of our tests of ``path``, a file that imports ``modules`` only when
+    they are installed, when the reference lists no test of that file."""
+    named = ", ".join(sorted(modules))
+    return (
+        f"{path} imports {named} only when installed (at module level, its tests skipped "
+        f"otherwise); our runs ran its tests with {named} installed, the reference lists no "
+        f"test of the file: its environment evidently lacked {named}"
+    )
+
+
+def reference_run_crashed(theirs_fail: int, ours_passed: int, files: int) -> str:
+    """The evidence of a reference that lists all its ``theirs_fail`` tests (of ``files``
+    files) as FAIL_TO_PASS and none as PASS_TO_PASS, ``ours_passed`` of which our runs pass
+    before the fix."""
+    return (
+        f"the reference lists all {theirs_fail} of its tests ({files} files) as FAIL_TO_PASS "
+        f"and none as PASS_TO_PASS, {ours_passed} of which our runs pass before the fix: its "
+        "run before the fix crashed (a collection error that stopped the session, an "
+        "INTERNALERROR) and reported no test, which counts every test as failing"
+    )
 
 
 def not_passed_in_reference(ours: str, path: str, listed: int) -> str:
@@ -256,18 +348,24 @@ def _how_shared(tests: Iterable[str]) -> str:
     return " and ".join(ways) or "as they are"
 
 
-def sympy_last_tests(extra: Iterable[str], matched: Iterable[str]) -> dict[str, str]:
+def sympy_last_tests(
+    extra: Iterable[str], matched: Iterable[str], last_tests: Mapping[str, str]
+) -> dict[str, str]:
     """Our sympy ids (``path::name``) that fit the reporter artifact, with the evidence: the
-    only id of its file (over both lists) the reference lacks, while it lists others of it."""
+    only id of its file (over both lists) the reference lacks, while it lists others of it,
+    and the file's last test function (``last_tests``: file → name; a file it lacks is not
+    known to fit)."""
     extra_by_file = collections.defaultdict(list)
     for test in extra:
         extra_by_file[test.rsplit("::", 1)[0]].append(test)
     matched_by_file = collections.Counter(test.rsplit("::", 1)[0] for test in matched)
     return {
         tests[0]: (
-            f"the only test of {path} the reference lacks; "
+            f"the last test of {path} and the only one of it the reference lacks; "
             f"it lists {matched_by_file[path]} other(s) of that file"
         )
         for path, tests in extra_by_file.items()
-        if len(tests) == 1 and matched_by_file[path]
+        if len(tests) == 1
+        and matched_by_file[path]
+        and tests[0].rsplit("::", 1)[1] == last_tests.get(path)
     }

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from builder.compare import causes
-from builder.compare.aborts import collection_aborts, file_of
+from builder.compare.aborts import collection_aborts, file_of, proven
 from builder.compare.ids import DEFAULT_RUNNER, is_junk, our_key, reference_key
 from builder.core.records import Instance
 from validation.runs.patches import touched_paths
@@ -38,6 +38,8 @@ def compare_labels(
     expected_tests = json.loads(instance.run_metadata.get("expected_outcome_tests", "[]"))
     network_tests = json.loads(instance.run_metadata.get("needs_network", "{}"))
     unlisted_tests = json.loads(instance.run_metadata.get("unlisted_tests", "{}"))
+    guarded: dict[str, list[str]] = json.loads(instance.run_metadata.get("optional_imports", "{}"))
+    last_tests: dict[str, str] = json.loads(instance.run_metadata.get("last_tests", "{}"))
     expected = {our_key(test, runner) for test in expected_tests}
     offline = {our_key(test, runner): error for test, error in network_tests.items()}
     unlisted: dict[str, str] = {}
@@ -74,6 +76,7 @@ def compare_labels(
         causes.sympy_last_tests(
             [ours[name][key] for name in LISTS for key in absent[name]],
             [ours[name][key] for name in LISTS for key in ours[name].keys() - absent[name]],
+            last_tests,
         )
         if runner == "sympy"
         else {}
@@ -87,15 +90,29 @@ def compare_labels(
                 if not (key in unlisted or key in offline or key in expected):
                     if not junk(theirs[name][key]):
                         listed_by_file.pop(file_of(key), None)
-    aborts = (
+    listed_theirs = {name: [key for key in theirs[name] if not junk(key)] for name in LISTS}
+    shapes = (
         collection_aborts(
-            {name: [key for key in theirs[name] if not junk(key)] for name in LISTS},
-            {name: list(ours[name]) for name in LISTS},
-            collection_errors,
+            listed_theirs, {name: list(ours[name]) for name in LISTS}, collection_errors
         )
         if runner == DEFAULT_RUNNER and not reference_empty
         else {}
     )
+    aborts = shapes if proven(collection_errors) else {}
+    crashed = (
+        _crashed(listed_theirs, ours) if runner == DEFAULT_RUNNER and not reference_empty else {}
+    )
+    their_files = {file_of(key) for name in LISTS for key in listed_theirs[name]}
+
+    def optional(key: str) -> str:
+        path = file_of(ours_test(key))
+        if runner != DEFAULT_RUNNER or path in their_files or not guarded.get(path):
+            return ""
+        return causes.optional_import(path, guarded[path])
+
+    def ours_test(key: str) -> str:
+        return ours["FAIL_TO_PASS"].get(key) or ours["PASS_TO_PASS"][key]
+
     collisions = (
         causes.cut_collisions(
             {
@@ -108,8 +125,7 @@ def compare_labels(
         else {}
     )
     result: dict[str, Any] = {"runner": runner}
-    if aborts:
-        result["collection_abort_files"] = sorted({file_of(key) for _, _, key in aborts})
+    abort_files: set[str] = set()
     for name in LISTS:
         missing_keys = sorted(theirs[name].keys() - ours[name].keys())
         extra_keys = sorted(extra[name])
@@ -120,6 +136,7 @@ def compare_labels(
                     theirs[name][key],
                     junk=junk(theirs[name][key]),
                     expected_outcome=key in expected,
+                    crashed=crashed.get((name, key), ""),
                     collection_abort=aborts.get((name, "missing", key), ""),
                     cut_collision=collisions.get(key, ""),
                     network_error=offline.get(key, ""),
@@ -127,6 +144,7 @@ def compare_labels(
                         causes.before_outcome(other[name], name) if key in ours[other[name]] else ""
                     ),
                     unlisted=unlisted.get(key, ""),
+                    guarded=(guarded.get(file_of(key), ()) if runner == DEFAULT_RUNNER else ()),
                 ),
             )
             for key in missing_keys
@@ -136,6 +154,7 @@ def compare_labels(
                 ours[name][key],
                 *causes.extra_cause(
                     reference_empty=reference_empty,
+                    crashed=crashed.get((name, key), ""),
                     collection_abort=aborts.get((name, "extra", key), ""),
                     sympy_last=sympy_last.get(ours[name][key], ""),
                     cut_collision=collisions.get(key, ""),
@@ -145,6 +164,7 @@ def compare_labels(
                         else ""
                     ),
                     list_empty="" if reference[name] else name,
+                    optional=optional(key),
                     not_passed=(
                         causes.not_passed_in_reference(
                             name,
@@ -154,6 +174,7 @@ def compare_labels(
                         if key in absent[name] and listed_by_file[file_of(ours[name][key])]
                         else ""
                     ),
+                    unproven=shapes.get((name, "extra", key), ""),
                 ),
             )
             for key in extra_keys
@@ -164,6 +185,12 @@ def compare_labels(
             for key, item in zip(keys, items, strict=True)
             if item["cause"] in causes.AS_DEFINED
         }
+        abort_files |= {
+            file_of(key)
+            for keys, items in ((missing_keys, missing), (extra_keys, added))
+            for key, item in zip(keys, items, strict=True)
+            if item["cause"] == causes.COLLECTION_ABORT
+        }
         result[name] = {
             "exact": not missing and not added,
             "jaccard": jaccard(set(theirs[name]), set(ours[name])),
@@ -173,7 +200,28 @@ def compare_labels(
             "missing": missing,
             "extra": added,
         }
+    if abort_files:
+        result["collection_abort_files"] = sorted(abort_files)
     return result
+
+
+def _crashed(
+    theirs: Mapping[str, Iterable[str]], ours: Mapping[str, Mapping[str, str]]
+) -> dict[tuple[str, str], str]:
+    """The differences a crashed reference run explains, keyed ``(list, key)``: the reference
+    lists every test (of several files) as FAIL_TO_PASS and none as PASS_TO_PASS, and our runs
+    pass some of them before the fix; those are its FAIL_TO_PASS ids in our PASS_TO_PASS and
+    our PASS_TO_PASS ids in its FAIL_TO_PASS."""
+    failing = set(theirs["FAIL_TO_PASS"])
+    if set(theirs["PASS_TO_PASS"]) or len({file_of(key) for key in failing}) < 2:
+        return {}
+    passed = failing & ours["PASS_TO_PASS"].keys()
+    if not passed:
+        return {}
+    evidence = causes.reference_run_crashed(
+        len(failing), len(passed), len({file_of(key) for key in failing})
+    )
+    return {(name, key): evidence for name in LISTS for key in passed}
 
 
 def _keyed(tests: Iterable[str], key) -> dict[str, str]:

@@ -31,6 +31,9 @@ class Totals:
     exact_pass_to_pass: int = 0
     fail_to_pass_as_defined: int = 0
     """Kept instances whose FAIL_TO_PASS differences (if any) are all :data:`causes.AS_DEFINED`."""
+    fail_to_pass_environment: int = 0
+    """Kept instances whose FAIL_TO_PASS differs by at least one :data:`causes.ENVIRONMENT`
+    difference and otherwise only by artifacts (none unexplained)."""
     with_unexplained: int = 0
     """Kept instances with at least one difference (either list) that has no named cause."""
     jaccard_sum: float = 0.0
@@ -50,10 +53,14 @@ class Totals:
             self.exact_pass_to_pass += labels["PASS_TO_PASS"]["exact"]
             self.jaccard_sum += labels["PASS_TO_PASS"]["jaccard"]
             self.jaccard_as_defined_sum += labels["PASS_TO_PASS"]["jaccard_as_defined"]
-            self.fail_to_pass_as_defined += all(
-                item["cause"] in causes.AS_DEFINED
+            found = {
+                item["cause"]
                 for side in ("missing", "extra")
                 for item in labels["FAIL_TO_PASS"][side]
+            }
+            self.fail_to_pass_as_defined += found <= set(causes.AS_DEFINED)
+            self.fail_to_pass_environment += bool(found & set(causes.ENVIRONMENT)) and (
+                causes.UNEXPLAINED not in found
             )
             self.with_unexplained += any(
                 item["cause"] == causes.UNEXPLAINED
@@ -80,6 +87,7 @@ class Totals:
             "exact_fail_to_pass": self.exact_fail_to_pass,
             "exact_pass_to_pass": self.exact_pass_to_pass,
             "fail_to_pass_as_defined": self.fail_to_pass_as_defined,
+            "fail_to_pass_environment_differences": self.fail_to_pass_environment,
             "with_unexplained_differences": self.with_unexplained,
             "mean_pass_to_pass_jaccard": self._mean(self.jaccard_sum),
             "mean_pass_to_pass_jaccard_as_defined": self._mean(self.jaccard_as_defined_sum),

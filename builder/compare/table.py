@@ -6,7 +6,7 @@ from builder.compare import causes, decisions
 from builder.compare.run import ALL, Totals
 
 _COLUMNS = (
-    "repository", "records", "kept", "exact F→P", "F→P as defined", "exact P→P",
+    "repository", "records", "kept", "exact F→P", "F→P as defined", "F→P env. diff.", "exact P→P",
     "mean P→P Jaccard", "as defined", "unexplained",
 )  # fmt: skip
 
@@ -14,9 +14,11 @@ _COLUMNS = (
 def render(totals: dict[str, Totals], with_decisions: bool) -> str:
     """Labels per repository (then all), the causes of the differences, and (with exclusion
     lists) the decision agreement table. ``F→P as defined``: kept instances whose FAIL_TO_PASS
-    differs from the reference's only by :data:`causes.AS_DEFINED` causes; the Jaccard ``as
-    defined`` sets the ids with those causes aside; ``unexplained``: kept instances with a
-    difference that has no named cause."""
+    differs from the reference's only by artifacts of the reference (:data:`causes.AS_DEFINED`);
+    ``F→P env. diff.``: those whose FAIL_TO_PASS differs by an environment difference
+    (:data:`causes.ENVIRONMENT`) and nothing unexplained; the Jaccard ``as defined`` sets the
+    artifacts aside; ``unexplained``: kept instances with a difference that has no named
+    cause."""
     rows = [
         _row(repo, totals[repo]) for repo in [*sorted(set(totals) - {ALL}), ALL] if repo in totals
     ]
@@ -24,7 +26,13 @@ def render(totals: dict[str, Totals], with_decisions: bool) -> str:
     every = totals.get(ALL, Totals())
     lines += ["", "differing ids by cause:"]
     width = max(map(len, causes.CAUSES))
-    lines += [f"  {cause:<{width}} {every.causes[cause]}" for cause in causes.CAUSES]
+    for title, group in (
+        ("artifacts of the reference (as defined)", causes.AS_DEFINED),
+        ("environment differences", causes.ENVIRONMENT),
+        ("unexplained", (causes.UNEXPLAINED,)),
+    ):
+        lines.append(f"  {title}: {sum(every.causes[cause] for cause in group)}")
+        lines += [f"    {cause:<{width}} {every.causes[cause]}" for cause in group]
     if with_decisions:
         lines += ["", "keep/drop decisions:"]
         lines += [f"  {name:<18} {every.decisions[name]}" for name in decisions.DECISIONS]
@@ -43,6 +51,7 @@ def _row(repo: str, total: Totals) -> tuple[str, ...]:
         str(total.kept),
         str(total.exact_fail_to_pass),
         str(total.fail_to_pass_as_defined),
+        str(total.fail_to_pass_environment),
         str(total.exact_pass_to_pass),
         "-" if jaccard is None else f"{jaccard:.3f}",
         "-" if defined is None else f"{defined:.3f}",

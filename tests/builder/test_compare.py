@@ -68,7 +68,7 @@ def test_sympys_missing_last_test_of_a_file_is_named_by_its_pattern() -> None:
             path + "test_a", path + "test_z", other + "test_b", other + "test_c",
             other + "test_d", alone + "test_e",
         ),
-        run_metadata={"runner": "sympy"},
+        run_metadata={"runner": "sympy", "last_tests": json.dumps({path[:-2]: "test_z"})},
     )  # fmt: skip
     labels = _labels(ours, ("test_new",), ("test_a", "test_b"))
     extra = {item["id"]: item["cause"] for item in labels["PASS_TO_PASS"]["extra"]}
@@ -345,9 +345,11 @@ def test_the_cli_prints_the_table_and_writes_the_report(tmp_path: Path, capsys) 
         line.split() for line in printed.splitlines() if line.startswith(("repository", "owner"))
     )
     assert header[:5] == ["repository", "records", "kept", "exact", "F→P"]
-    # records, kept, exact F→P, F→P as defined, exact P→P, Jaccard (also as defined),
-    # with unexplained ids
-    assert row == ["owner/repo", "3", "2", "2", "2", "1", "0.500", "0.500", "1"]
+    # records, kept, exact F→P, F→P as defined, F→P with environment differences, exact
+    # P→P, Jaccard (also as defined), with unexplained ids
+    assert row == ["owner/repo", "3", "2", "2", "2", "0", "1", "0.500", "0.500", "1"]
+    assert "  artifacts of the reference (as defined): 0" in printed
+    assert "  environment differences: 0" in printed
     assert "we_drop_they_keep because flaky: 1" in printed
     report = json.loads(out.read_text())
     assert report["complete"] is True and report["compared"] == 3
@@ -383,3 +385,48 @@ def test_a_malformed_reference_row_is_left_out_and_named(tmp_path):
     assert len(unusable) == 2
     assert unusable[0].startswith("reference.jsonl:1: not a SWE-bench record")
     assert unusable[1].startswith("reference.jsonl:3:")
+
+
+def test_a_sympy_test_the_reference_lacks_that_is_not_its_files_last_is_no_artifact() -> None:
+    """One test of a file missing from the reference, while the file's last test (recorded by
+    validation from its source) is another: not the reporter's artifact."""
+    path = "sympy/core/tests/test_basic.py::"
+    ours = make_instance(
+        FAIL_TO_PASS=(path + "test_new",),
+        PASS_TO_PASS=(path + "test_a", path + "test_middle", path + "test_z"),
+        run_metadata={"runner": "sympy", "last_tests": json.dumps({path[:-2]: "test_z"})},
+    )
+    labels = _labels(ours, ("test_new",), ("test_a", "test_z"))
+    (extra,) = labels["PASS_TO_PASS"]["extra"]
+    assert (extra["id"], extra["cause"]) == (path + "test_middle", causes.NOT_PASSED_IN_REFERENCE)
+    # a record made before validation recorded the last tests: nothing proves the pattern
+    unknown = make_instance(
+        FAIL_TO_PASS=(path + "test_new",),
+        PASS_TO_PASS=(path + "test_a", path + "test_z"),
+        run_metadata={"runner": "sympy"},
+    )
+    (extra,) = _labels(unknown, ("test_new",), ("test_a",))["PASS_TO_PASS"]["extra"]
+    assert extra["cause"] == causes.NOT_PASSED_IN_REFERENCE
+
+
+def test_environment_differences_are_counted_apart_from_the_artifacts() -> None:
+    """An F→P list that differs by an artifact only agrees as defined; one that differs by an
+    environment difference (a test ours skipped for lack of a package) is counted in its own
+    column, not as defined; one with an unexplained id in neither."""
+    skipped = {
+        "unlisted_tests": json.dumps({"tests/test_stats.py::test_np": "skipped: requires numpy"})
+    }
+    references = [
+        Reference("owner__repo-1", "owner/repo", (*F2P, "[100%]"), P2P),
+        Reference("owner__repo-2", "owner/repo", (*F2P, "tests/test_stats.py::test_np"), P2P),
+        Reference("owner__repo-3", "owner/repo", (*F2P, "tests/test_stats.py::test_x"), P2P),
+    ]
+    ours = {
+        "owner__repo-1": make_instance(1),
+        "owner__repo-2": make_instance(2, run_metadata=skipped),
+        "owner__repo-3": make_instance(3),
+    }
+    every = compare(references, ours, {}, None, out=None)[ALL]
+    assert (every.fail_to_pass_as_defined, every.fail_to_pass_environment) == (1, 1)
+    assert every.summary()["fail_to_pass_environment_differences"] == 1
+    assert every.causes[causes.OPTIONAL_PACKAGE] == 1

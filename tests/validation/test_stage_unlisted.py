@@ -1,5 +1,6 @@
 """A kept instance names the golden tests in neither of its lists with what its runs saw of
-them (``run_metadata.unlisted_tests``): pytest's skip reason, an F→F test's failure message."""
+them (``run_metadata.unlisted_tests``): pytest's skip reason, an F→F test's failure message;
+and the modules its test files import only when installed (``optional_imports``)."""
 
 import json
 
@@ -42,6 +43,8 @@ def test_a_kept_instance_names_its_skipped_and_fail_to_fail_tests(make_case):
         ),
     }  # test_fetch is in needs_network, not here
     assert list(json.loads(metadata["needs_network"])) == ["tests/test_pkg.py::test_fetch"]
+    # the file guards no import at module level: nothing recorded of it for compare
+    assert "optional_imports" not in metadata
     run = runs_of(outcome)[0]
     assert run.skip_reasons == {
         "tests/test_pkg.py::test_needs_optional": (
@@ -49,3 +52,14 @@ def test_a_kept_instance_names_its_skipped_and_fail_to_fail_tests(make_case):
         )
     }
     assert "tests/test_pkg.py::test_always_broken" in run.failure_messages
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local"])
+def test_a_kept_instance_names_the_modules_its_test_files_import_only_when_installed(make_case):
+    guarded = "try:\n    import not_a_module_anywhere\nexcept ImportError:\n    pass\n"
+    outcome = make_case({"tests/test_pkg.py": guarded + ADD_TEST}, {"pkg/__init__.py": FIXED})
+    assert outcome.verdict.kept, outcome.verdict
+    assert json.loads(outcome.output.run_metadata["optional_imports"]) == {
+        "tests/test_pkg.py": ["not_a_module_anywhere"]
+    }

@@ -17,13 +17,15 @@ def _labels(instance, fail_to_pass, pass_to_pass):
     return compare_labels(instance, {"FAIL_TO_PASS": fail_to_pass, "PASS_TO_PASS": pass_to_pass})
 
 
-def _sympy(*pass_to_pass: str, path: str = "sympy/core/tests/test_basic.py::"):
+def _sympy(*pass_to_pass: str, path: str = "sympy/core/tests/test_basic.py::", last: str = ""):
     """A sympy instance: ``test_new`` in FAIL_TO_PASS, ``pass_to_pass`` (names of ``path``'s
-    tests, or whole ids) in PASS_TO_PASS."""
+    tests, or whole ids) in PASS_TO_PASS; ``last``: the file's last test function, as
+    validation records it."""
+    last_tests = {path.removesuffix("::"): last} if last else {}
     return make_instance(
         FAIL_TO_PASS=(path + "test_new",),
         PASS_TO_PASS=tuple(t if "::" in t else path + t for t in pass_to_pass),
-        run_metadata={"runner": "sympy"},
+        run_metadata={"runner": "sympy", "last_tests": json.dumps(last_tests)},
     )
 
 
@@ -95,8 +97,9 @@ def test_a_reference_test_our_runs_skipped_or_failed_throughout_is_named_with_wh
     }
     assert found == {
         "test_cdms2": (
-            causes.SKIPPED_HERE,
-            "our golden runs skipped it: could not import 'cdms2': No module named 'cdms2'",
+            causes.OPTIONAL_PACKAGE,
+            "our golden runs skipped it for lack of cdms2, which the reference's environment "
+            "evidently had: could not import 'cdms2': No module named 'cdms2'",
         ),
         "test_bare": (causes.SKIPPED_HERE, "our golden runs skipped it (no reason given)"),
         "test_broken": (
@@ -137,14 +140,15 @@ def test_unlisted_tests_are_matched_by_key_and_come_after_the_other_causes() -> 
     }
 
 
-def test_the_new_causes_are_counted_in_the_tables_order() -> None:
+def test_the_causes_are_counted_artifacts_first_then_environment_differences() -> None:
     order = causes.CAUSES
-    assert order.index(causes.CUT_COLLISION) < order.index(causes.BEFORE_OUTCOME_DIFFERS)
-    assert order[order.index(causes.BEFORE_OUTCOME_DIFFERS) :] == (
-        causes.BEFORE_OUTCOME_DIFFERS, causes.SKIPPED_HERE, causes.FAILS_HERE,
-        causes.NOT_PASSED_IN_REFERENCE, causes.UNEXPLAINED,
+    assert order == (*causes.AS_DEFINED, *causes.ENVIRONMENT, causes.UNEXPLAINED)
+    assert causes.ENVIRONMENT == (
+        causes.NEEDS_NETWORK, causes.BEFORE_OUTCOME_DIFFERS, causes.SKIPPED_HERE,
+        causes.FAILS_HERE, causes.OPTIONAL_PACKAGE, causes.NOT_PASSED_IN_REFERENCE,
     )  # fmt: skip
-    assert causes.NOT_PASSED_IN_REFERENCE not in causes.AS_DEFINED
+    assert not set(causes.AS_DEFINED) & set(causes.ENVIRONMENT)
+    assert causes.REFERENCE_RUN_CRASHED in causes.AS_DEFINED
 
 
 def test_ours_in_neither_reference_list_of_a_file_it_reached_did_not_pass_there() -> None:
@@ -184,9 +188,9 @@ def test_ours_in_neither_reference_list_of_a_file_it_reached_did_not_pass_there(
 
 def test_not_passed_in_reference_comes_after_the_artifacts_that_explain_an_absent_id() -> None:
     path = "sympy/core/tests/test_basic.py::"
-    (last,) = _labels(_sympy("test_a", "test_last"), ("test_new",), ("test_a",))["PASS_TO_PASS"][
-        "extra"
-    ]
+    (last,) = _labels(_sympy("test_a", "test_last", last="test_last"), ("test_new",), ("test_a",))[
+        "PASS_TO_PASS"
+    ]["extra"]
     assert last["cause"] == causes.SYMPY_LAST_TEST
     two_missing = _sympy("test_a", "test_b", "test_c")
     extra = _labels(two_missing, ("test_new",), ("test_a",))["PASS_TO_PASS"]["extra"]
@@ -245,3 +249,54 @@ def test_a_reference_id_of_a_file_the_runs_were_not_given_is_junk() -> None:
         "PASS_TO_PASS"
     ]["missing"]
     assert missing["cause"] == causes.SKIPPED_HERE
+
+
+def test_a_file_guarded_by_an_optional_import_the_reference_lacks_names_the_package() -> None:
+    """astroid's brain tests import numpy in try/except ImportError and skip without it: ours
+    ran them (numpy installed here), the reference lists none of the file's tests. Our runs had
+    no collection error, so nothing shows the reference's run stopped."""
+    numpy_file = "tests/brain/numpy/test_core_umath.py"
+    other_file = "tests/brain/test_brain.py"
+    ours = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=(PATH + "test_old", f"{numpy_file}::test_a", f"{other_file}::test_b"),
+        run_metadata={"optional_imports": json.dumps({numpy_file: ["numpy"]})},
+    )
+    labels = _labels(ours, (PATH + "test_new",), (PATH + "test_old",))
+    found = {item["id"]: item for item in labels["PASS_TO_PASS"]["extra"]}
+    numpy_test = found[f"{numpy_file}::test_a"]
+    assert numpy_test["cause"] == causes.OPTIONAL_PACKAGE
+    assert numpy_test["evidence"].startswith(f"{numpy_file} imports numpy only when installed")
+    assert "its environment evidently lacked numpy" in numpy_test["evidence"]
+    # the same shape with no optional import and no collection error proves no stopped run
+    other = found[f"{other_file}::test_b"]
+    assert other["cause"] == causes.UNEXPLAINED
+    assert "our runs had no collection error, so nothing shows" in other["evidence"]
+    assert "collection_abort_files" not in labels
+
+
+def test_a_skip_for_lack_of_a_guarded_module_names_the_package() -> None:
+    """pydicom's tests skip with "Numpy is not available" when their file's guarded import of
+    numpy failed: the reason names no module in importorskip's form, the guard names it."""
+    pixel = "pydicom/tests/test_numpy_pixel_data.py::"
+    ours = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=(PATH + "test_old",),
+        run_metadata={
+            "unlisted_tests": json.dumps(
+                {pixel + "test_np": "skipped: Numpy is not available", pixel + "test_x": "skipped"}
+            ),
+            "optional_imports": json.dumps({pixel[:-2]: ["numpy"]}),
+        },
+    )
+    labels = _labels(
+        ours, (PATH + "test_new",), (PATH + "test_old", pixel + "test_np", pixel + "test_x")
+    )
+    found = {item["id"]: item["cause"] for item in labels["PASS_TO_PASS"]["missing"]}
+    assert found == {
+        pixel + "test_np": causes.OPTIONAL_PACKAGE,
+        pixel + "test_x": causes.SKIPPED_HERE,
+    }
+    assert causes.missing_module("requires sparse") == "sparse"
+    assert causes.missing_module("requires python3.10 or above") == ""
+    assert causes.missing_module("slow test") == ""

@@ -1,0 +1,59 @@
+"""What validation reads from a test file's source for `compare`: the modules it imports only
+when installed (a try/except ImportError or importorskip at module level) and its last test."""
+
+from __future__ import annotations
+
+import json
+
+from validation.test_file_facts import last_test, optional_imports, recorded
+
+ASTROID_NUMPY = """
+import unittest
+
+try:
+    import numpy  # pylint: disable=unused-import
+
+    HAS_NUMPY = True
+except ImportError:
+    HAS_NUMPY = False
+
+try:
+    from unittest import mock
+except ImportError:
+    import mock
+
+from astroid import builder
+
+np = __import__("pytest").importorskip("scipy.sparse")
+
+
+@unittest.skipUnless(HAS_NUMPY, "This test requires the numpy library.")
+class NumpyBrainCoreUmathTest(unittest.TestCase):
+    def test_numpy_core_umath_constants(self):
+        import pytest
+
+        pytest.importorskip("not_module_level")
+"""
+
+
+def test_a_module_level_guarded_import_is_an_optional_module() -> None:
+    # numpy (try/except ImportError), scipy (importorskip); unittest is the standard library
+    # (and a fallback in the handler is no guarded import),
+    # and the one imported inside a test is no module-level guard
+    assert optional_imports(ASTROID_NUMPY) == ["numpy", "scipy"]
+    assert optional_imports("import numpy\n") == []
+    assert optional_imports("def broken(:\n") == []
+
+
+def test_the_last_test_is_the_last_module_level_test_function_by_line() -> None:
+    source = "def test_b():\n    pass\n\ndef helper():\n    pass\n\ndef test_a():\n    pass\n"
+    assert last_test(source) == "test_a"
+    assert last_test("def helper():\n    pass\n") is None
+
+
+def test_recorded_names_only_files_with_facts_and_last_tests_for_sympy_only() -> None:
+    files = {"a.py": ASTROID_NUMPY, "b.py": "def test_x():\n    pass\n"}
+    metadata = recorded(files.get, [*files, "gone.py"], "sympy")
+    assert json.loads(metadata["optional_imports"]) == {"a.py": ["numpy", "scipy"]}
+    assert json.loads(metadata["last_tests"]) == {"b.py": "test_x"}
+    assert "last_tests" not in recorded(files.get, files, "pytest")

@@ -1,0 +1,91 @@
+"""What a test file's source tells a comparison: the modules it imports only when installed, and
+its last test function."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from collections.abc import Callable, Iterable
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def optional_imports(source: str) -> list[str]:
+    """The top-level modules ``source`` imports at module level only when they are installed:
+    inside ``try`` with an ``except ImportError`` (or ``ModuleNotFoundError``) handler, or
+    through ``pytest.importorskip("name")``; standard library modules (a fallback for an
+    older Python) left out. Empty for a file that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Try) and any(_catches_import_error(h) for h in node.handlers):
+            found |= {name for statement in node.body for name in _imported(statement)}
+        for call in ast.walk(node) if not isinstance(node, ast.FunctionDef | ast.ClassDef) else ():
+            if isinstance(call, ast.Call) and _is_importorskip(call.func) and call.args:
+                first = call.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    found.add(first.value.split(".")[0])
+    return sorted(found - sys.stdlib_module_names)
+
+
+def recorded(
+    read: Callable[[str], str | None], files: Iterable[str], runner: str
+) -> dict[str, str]:
+    """The run metadata of the test ``files`` (``read``: a file's text, None when absent):
+    ``optional_imports`` (file → :func:`optional_imports`, files with some) and, for sympy's
+    runner, ``last_tests`` (file → :func:`last_test`)."""
+    guarded: dict[str, list[str]] = {}
+    last: dict[str, str] = {}
+    for path in sorted(set(files)):
+        source = read(path)
+        if source is None:
+            continue
+        if modules := optional_imports(source):
+            guarded[path] = modules
+        if runner == "sympy" and (name := last_test(source)):
+            last[path] = name
+    metadata = {}
+    if guarded:
+        metadata["optional_imports"] = json.dumps(guarded, sort_keys=True)
+    if last:
+        metadata["last_tests"] = json.dumps(last, sort_keys=True)
+    return metadata
+
+
+def last_test(source: str) -> str | None:
+    """The name of the last module-level ``test*`` function of ``source`` (sympy's runner runs
+    a file's tests in the order of their lines); None when it has none or does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    names = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+    ]
+    return names[-1] if names else None
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(isinstance(name, ast.Name) and name.id in _IMPORT_ERRORS for name in names)
+
+
+def _imported(statement: ast.stmt) -> list[str]:
+    if isinstance(statement, ast.Import):
+        return [alias.name.split(".")[0] for alias in statement.names]
+    if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+        return [statement.module.split(".")[0]]
+    return []
+
+
+def _is_importorskip(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Attribute) and func.attr == "importorskip") or (
+        isinstance(func, ast.Name) and func.id == "importorskip"
+    )
