@@ -92,6 +92,7 @@ def measured_run(
         network_errors=_from_report(network_errors, runner, report, files, tests),
         skip_reasons=_from_report(skip_reasons, runner, report, files, tests),
         failure_messages=_from_report(failure_messages, runner, report, files, tests),
+        crashed=runner.crash(completed.exit_code, _log_text(log_path)),
         daemon_interruptions=completed.interruptions,
     )
     measured = None
@@ -119,3 +120,11 @@ def _from_report(
     except ReportError:
         return {}
     return {test: text for test, text in found.items() if test in tests}
+
+
+def _log_text(path: Path) -> str:
+    """A run's log as text ('' when the run wrote none)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""

@@ -885,6 +885,8 @@ def _record(
                 failed = _timeout(run)
             elif failed is None and not run.report_found:
                 failed = _runner_failed(run)
+            elif failed is None and run.crashed:
+                failed = _run_crashed(run)
     return failed
 
 
@@ -1043,6 +1045,20 @@ def _runner_failed(run: RunResult) -> Outcome:
         suite=run.suite,
         exit_code=str(run.exit_code),
         log_tail=_tail(run.log_path),
+        log=run.log_path,
+    )
+
+
+def _run_crashed(run: RunResult) -> Outcome:
+    """The runner crashed part way (pytest's INTERNALERROR) after writing a report: the tests
+    it never reached would read as failing, so the run is no verdict."""
+    return Outcome.drop(
+        STAGE,
+        DropReason.RUN_CRASHED,
+        side=run.side,
+        suite=run.suite,
+        exit_code=str(run.exit_code),
+        crash=run.crashed,
         log=run.log_path,
     )
 

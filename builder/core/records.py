@@ -100,6 +100,7 @@ class DropReason(str, enum.Enum):
     FLAKY = "flaky"
     COVERAGE_UNMEASURABLE = "coverage_unmeasurable"
     NEEDS_NETWORK = "needs_network"
+    RUN_CRASHED = "run_crashed"
 
 
 class TestStatus(str, enum.Enum):
@@ -244,6 +245,11 @@ class RunResult(Record):
         default_factory=dict,
         description="test id → the first line of the message of its failure or error in this "
         "run, at most 300 characters (pytest runs: read from the JUnit report)",
+    )
+    crashed: str = Field(
+        default="",
+        description="the runner's own crash part way through this run, with its evidence "
+        "(pytest: exit code 3 and the last INTERNALERROR line); its results are cut short",
     )
     daemon_interruptions: int = Field(
         default=0,

@@ -163,6 +163,26 @@ def test_a_runner_that_fails_is_runner_failed_not_a_test_failure(make_case):
 
 
 @pytest.mark.slow
+def test_a_run_that_crashes_after_some_tests_is_a_named_drop_not_a_grade(make_case):
+    """A hook that raises after the first test ends the session with INTERNALERROR (exit 3)
+    while the JUnit report is still written: the tests it never reached would read as failing
+    before the fix, so the run is a ``run_crashed`` drop with the error as evidence."""
+    hook = (
+        "def pytest_runtest_logfinish(nodeid, location):\n"
+        "    raise RuntimeError('hook broke after ' + nodeid)\n"
+    )
+    crashing = {"tests/test_pkg.py": ADD_TEST, "tests/conftest.py": hook}
+    outcome = make_case(crashing, {"pkg/__init__.py": FIXED})
+    assert outcome.verdict.reason is DropReason.RUN_CRASHED, outcome.verdict
+    evidence = outcome.verdict.evidence
+    assert evidence["side"] == "before" and evidence["exit_code"] == "3"
+    assert evidence["crash"].startswith("pytest exited 3 (internal error): INTERNALERROR> ")
+    assert "RuntimeError: hook broke after tests/test_pkg.py::test_double" in evidence["crash"]
+    before = runs_of(outcome)[0]
+    assert before.report_found and before.crashed == evidence["crash"]
+
+
+@pytest.mark.slow
 def test_no_tests_collected(make_case):
     outcome = make_case({"tests/test_empty.py": "VALUE = 1\n"}, {"pkg/__init__.py": FIXED})
     assert outcome.verdict.reason is DropReason.NO_TESTS_COLLECTED

@@ -96,10 +96,19 @@ class Runner(abc.ABC):
         """Evidence that the suite ran to its end: a report exists (log runners: its summary)."""
         return report is not None
 
+    def crash(self, exit_code: int | None, log: str) -> str:
+        """The evidence that the runner itself crashed part way (its results cut short, even
+        when it wrote a report), read from its exit code and log; empty when it did not."""
+        return ""
+
     def swe_bench_id(self, test_id: str) -> str:
         """Our test id in the form SWE-bench's FAIL_TO_PASS lists use for this runner, for
         comparing with official records (pytest node ids are already that form)."""
         return test_id
+
+
+PYTEST_INTERNAL_ERROR = 3
+"""pytest's exit code for an internal error (``ExitCode.INTERNAL_ERROR``)."""
 
 
 class PytestRunner(Runner):
@@ -145,6 +154,15 @@ class PytestRunner(Runner):
             return parse_junit(report, files), collection_errors(report, files)
         except ReportError:
             return None
+
+    def crash(self, exit_code: int | None, log: str) -> str:
+        """pytest's exit code 3 (``INTERNALERROR``: a plugin or hook raised, the session
+        ended there) with the error's last ``INTERNALERROR>`` line."""
+        if exit_code != PYTEST_INTERNAL_ERROR:
+            return ""
+        lines = [line.strip() for line in log.splitlines() if line.startswith("INTERNALERROR>")]
+        last = next((line for line in reversed(lines) if line != "INTERNALERROR>"), "")
+        return f"pytest exited {exit_code} (internal error)" + (f": {last}" if last else "")
 
 
 class _LogRunner(Runner):

@@ -1,4 +1,5 @@
-"""The runner registry against the runner kinds a spec may name; pytest through its launcher."""
+"""The runner registry against the runner kinds a spec may name; pytest through its launcher;
+a pytest run's own crash told from its exit code and log."""
 
 from __future__ import annotations
 
@@ -225,3 +226,19 @@ def test_a_projects_header_hook_does_not_run_before_tests_started_through_the_la
         for name, (results, output) in runs.items()
     }
     assert seen == {"launched": (TestStatus.PASSED, False), "plain": (TestStatus.FAILED, True)}
+
+
+def test_pytests_internal_error_is_a_crash_with_its_last_line_and_other_exits_are_not() -> None:
+    log = (
+        "tests/test_pkg.py .\n"
+        "INTERNALERROR> Traceback (most recent call last):\n"
+        'INTERNALERROR>   File "conftest.py", line 2, in pytest_runtest_logfinish\n'
+        "INTERNALERROR> RuntimeError: hook broke\n"
+        "INTERNALERROR>\n"
+    )
+    pytest_runner = make_runner("pytest")
+    assert pytest_runner.crash(3, log) == (
+        "pytest exited 3 (internal error): INTERNALERROR> RuntimeError: hook broke"
+    )
+    assert pytest_runner.crash(1, log) == ""  # tests failed: no crash
+    assert make_runner("sympy").crash(3, log) == ""  # another runner's exit codes
