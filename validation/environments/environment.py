@@ -32,7 +32,7 @@ from validation.environments.interpreters import PYTHON_RELEASES, Interpreters, 
 COMPLETE = "swt-environment.json"
 """Written last, atomically: an environment without it is unfinished and is rebuilt."""
 
-KEY_VERSION = 8
+KEY_VERSION = 9
 """Bump when the meaning of the install steps changes: every environment is rebuilt.
 6: test tools undated, pins in the one resolution, build tools of the environment's era.
 7: pytest of its era's major series. 8: ``py`` in environments of before pytest 7.2."""
@@ -273,6 +273,8 @@ def install_steps(
     if installer == "uv":
         steps.append(InstallStep("venv", (uv, "venv", "--quiet", "--python", base_python, venv)))
         pip = (uv, "pip", "install", "--python", python, "--link-mode", "hardlink")
+        pip += ("--compile-bytecode",)  # as pip does: a module first imported under -W error
+        # (flask's filterwarnings = error) would otherwise compile there and fail on a warning
     elif installer == "pip":
         steps.append(InstallStep("venv", (base_python, "-m", "venv", venv)))
         pip = (python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check")

@@ -317,3 +317,17 @@ def test_a_setuptools_pin_older_than_what_builds_an_sdist_stays_out_of_isolated_
         one = dataclasses.replace(BASE, python="3.6", packages=(pin,))
         steps = install_steps(one, base_python="p", venv="/e", project_dir="/src")
         assert ("build constraints" in [s.label for s in steps]) is constrained, pin
+
+
+@pytest.mark.slow
+def test_installed_packages_are_byte_compiled_as_pip_does(tmp_path):
+    """blinker 1.4 has an invalid escape sequence: imported first under ``-W error`` (flask's
+    ``filterwarnings = error``) an uncompiled copy compiles there and raises SyntaxError; the
+    compiled one, as pip installs it, imports."""
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    spec = EnvironmentSpec(python=here, packages=("iniconfig==2.0.0",), python_tested=True)
+    venv = LocalEnvironments(tmp_path / "envs", Interpreters()).python(spec)
+    (package,) = venv.parent.parent.glob("lib/python*/site-packages/iniconfig")
+    assert sorted(package.glob("__pycache__/__init__.*.pyc")), "installed without bytecode"
+    argv = dependencies_of(dataclasses.replace(BASE, exclude_newer="")).argv
+    assert "--compile-bytecode" in argv
