@@ -333,7 +333,10 @@ class Config(_Section):
     )
     source: SourceConfig = Field(default_factory=SourceConfig)
     repos: dict[str, str] = Field(
-        default_factory=dict, description="owner/name -> local clone/mirror path or clone URL"
+        default_factory=dict,
+        description="owner/name (or a submodule's URL as .gitmodules writes it) -> local "
+        "clone/mirror path or clone URL; a superproject's local clone also serves its "
+        "submodules from its .git/modules",
     )
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
     docker: DockerConfig = Field(default_factory=DockerConfig)

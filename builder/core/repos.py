@@ -153,7 +153,7 @@ class RepoCache:
             said = f"{repo}: submodule {submodule.name} ({submodule.url}) at "
             said += submodule.commit[:12]
             try:
-                source = str(self.mirror(other, submodule.commit)) if other else submodule.url
+                source = self._submodule_source(repo, submodule, other)
                 folder = hashlib.sha256(submodule.url.encode()).hexdigest()[:16]
                 with file_lock(self.root / (path.name + ".lock")):
                     refspec = f"+refs/*:{SUBMODULE_REFS}/{folder}/*"
@@ -164,6 +164,23 @@ class RepoCache:
                 raise RepoUnavailable(f"{said}: commit not found in the submodule's repository")
         for nested in submodules(path, submodule.commit):
             self._submodule(other or repo, path, nested)
+
+    def _submodule_source(self, repo: str, submodule: Submodule, other: str | None) -> str:
+        """Where ``submodule`` of ``repo`` is fetched from: a ``locations`` entry for its URL
+        as ``.gitmodules`` writes it; the mirror of its GitHub ``owner/name`` when
+        ``locations`` names that; the submodule's repository inside the superproject's local
+        clone (``.git/modules/NAME``, where ``git submodule update --init`` keeps it); else the
+        mirror of its GitHub repository, or its URL."""
+        if submodule.url in self.locations:
+            return self.locations[submodule.url]
+        if other and other in self.locations:
+            return str(self.mirror(other, submodule.commit))
+        clone = self.locations.get(repo)
+        if clone and Path(clone).is_dir():
+            for kept in (Path(clone) / ".git" / "modules", Path(clone) / "modules"):
+                if (kept / submodule.name / "HEAD").is_file():
+                    return str(kept / submodule.name)
+        return str(self.mirror(other, submodule.commit)) if other else submodule.url
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 
 import pytest
@@ -57,6 +58,7 @@ def test_local_submodule_url_and_nested_submodules(tmp_path):
 
 def test_a_submodule_that_cannot_be_had_is_named(tmp_path):
     main, _, commit, _ = with_submodule(tmp_path, str(tmp_path / "gone"))
+    shutil.rmtree(main.path / ".git" / "modules")  # a clone whose submodules were never fetched
     cache = RepoCache(tmp_path / "cache", {"o/main": str(main.path)})
     with pytest.raises(RepoUnavailable, match=r"o/main: submodule helpers \(.*gone\)"):
         cache.mirror("o/main", commit)
@@ -135,3 +137,26 @@ def test_worktrees_of_one_mirror_are_made_at_the_same_time_each_at_its_commit(tm
         thread.join()
     assert seen == {n: (f"V = {n}\n", "") for n in range(4)}
     assert git("worktree", "list", "--porcelain", cwd=mirror).count("worktree ") == 1
+
+
+def test_a_submodule_comes_from_the_local_clone_repos_names_for_its_superproject(tmp_path):
+    """astropy's astropy_helpers: ``[repos]`` names a local clone of the main repository only;
+    the submodule's github.com URL is not reached, its repository is read from the clone."""
+    main, _, commit, recorded = with_submodule(tmp_path, "https://github.com/astro/helpers.git")
+    assert (main.path / ".git" / "modules" / "helpers" / "HEAD").is_file()
+    cache = RepoCache(tmp_path / "cache", {"astro/main": str(main.path)})
+    mirror = cache.mirror("astro/main", commit)
+    assert not (tmp_path / "cache" / "astro__helpers.git").exists()  # never cloned from GitHub
+    with worktree(mirror, commit, tmp_path / "run" / "repo") as tree:
+        assert git("rev-parse", "HEAD", cwd=tree / "helpers").strip() == recorded
+
+
+def test_repos_may_name_a_submodule_by_its_url(tmp_path):
+    url = "https://gitlab.example.org/astro/helpers.git"  # not GitHub: no owner/name key
+    main, helpers, commit, recorded = with_submodule(tmp_path, url)
+    cache = RepoCache(
+        tmp_path / "cache", {"astro/main-copy": str(main.path), url: str(helpers.path)}
+    )
+    mirror = cache.mirror("astro/main-copy", commit)
+    with worktree(mirror, commit, tmp_path / "run" / "repo") as tree:
+        assert (tree / "helpers" / "ah.py").read_text() == "VERSION = 1\n"
