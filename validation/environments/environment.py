@@ -273,8 +273,8 @@ def install_steps(
     if installer == "uv":
         steps.append(InstallStep("venv", (uv, "venv", "--quiet", "--python", base_python, venv)))
         pip = (uv, "pip", "install", "--python", python, "--link-mode", "hardlink")
-        pip += ("--compile-bytecode",)  # as pip does: a module first imported under -W error
-        # (flask's filterwarnings = error) would otherwise compile there and fail on a warning
+        if _uv_compiles(spec.python):  # byte-compiled as pip does (see _uv_compiles)
+            pip += ("--compile-bytecode",)
     elif installer == "pip":
         steps.append(InstallStep("venv", (base_python, "-m", "venv", venv)))
         pip = (python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check")
@@ -326,7 +326,22 @@ def install_steps(
         steps.append(
             InstallStep("install command", ("sh", "-c", spec.install_command), in_project=True)
         )
+    if installer == "uv" and not _uv_compiles(spec.python):  # as pip: a file that does not
+        compile_all = '"$0" -m compileall -q "$1" > /dev/null || true'  # compile is left as is
+        steps.append(InstallStep("bytecode", ("sh", "-c", compile_all, python, f"{venv}/lib")))
     return steps
+
+
+def _uv_compiles(python: str) -> bool:
+    """Whether uv's ``--compile-bytecode`` works on ``python`` (3.7 and later: its compile
+    script needs ``py_compile.PycInvalidationMode``); earlier ones get ``compileall`` after
+    the install. Installs are byte-compiled as pip's are: a module first imported under
+    ``-W error`` (flask's ``filterwarnings = error``) would otherwise compile in the test run
+    and fail on a warning (blinker 1.4's invalid escape sequence)."""
+    try:
+        return Version(python) >= Version("3.7")
+    except InvalidVersion:
+        return True
 
 
 def _builds_nothing(pin: str) -> bool:

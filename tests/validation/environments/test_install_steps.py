@@ -331,3 +331,8 @@ def test_installed_packages_are_byte_compiled_as_pip_does(tmp_path):
     assert sorted(package.glob("__pycache__/__init__.*.pyc")), "installed without bytecode"
     argv = dependencies_of(dataclasses.replace(BASE, exclude_newer="")).argv
     assert "--compile-bytecode" in argv
+    # uv's compile script needs Python 3.7: an older one is compiled by compileall afterwards
+    old = install_steps(dataclasses.replace(BASE, python="3.6"), base_python="p", venv="/e",
+                        project_dir="/src")  # fmt: skip
+    assert not any("--compile-bytecode" in step.argv for step in old)
+    assert old[-1].label == "bytecode" and "compileall" in old[-1].argv[2]
