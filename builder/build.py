@@ -107,7 +107,7 @@ def recipe_spec_files(recipes: Iterable[Path | str]) -> list[str]:
     return files
 
 
-def _validation_settings(config: Config) -> ValidationConfig:
+def validation_settings(config: Config) -> ValidationConfig:
     """``[validation]`` plus the environment spec files the recipes name (they win)."""
     if config.source.kind != "github":
         return config.validation
@@ -195,7 +195,7 @@ def _build(config: Config, progress: bool, echo: Callable[[str], None]) -> Build
     else:
         source_stats, candidates = _read_source(config, rejected, echo)
 
-    settings = _validation_settings(config)
+    settings = validation_settings(config)
     stage = ValidateStage(settings, config.work_dir, config.repos, config.docker)
     _check_backend(stage, config)
     chosen = " (auto)" if config.validation.backend == "auto" else ""

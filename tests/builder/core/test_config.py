@@ -85,7 +85,7 @@ def test_no_field_can_hold_a_token(tmp_path):
 
 
 def test_a_recipes_environment_spec_wins_in_validation(tmp_path):
-    from builder.build import _validation_settings
+    from builder.build import validation_settings
     from validation.environments.resolution import EnvironmentResolver
 
     for folder, note in (("specs", "from spec_dirs"), ("recipe-specs", "the recipe's")):
@@ -96,7 +96,7 @@ def test_a_recipes_environment_spec_wins_in_validation(tmp_path):
         '[source]\nkind = "github"\nrecipes = ["r.toml"]\n[validation]\nspec_dirs = ["specs"]\n'
     )
     config = load_config(tmp_path / "swt-builder.toml", cwd=tmp_path)
-    settings = _validation_settings(config)
+    settings = validation_settings(config)
     assert settings.spec_files == [str(tmp_path / "recipe-specs" / "o__r.toml")]
     library = EnvironmentResolver(settings, tmp_path / "inferred", list).library
     assert library.get("o/r").note == "the recipe's"
