@@ -18,6 +18,7 @@ from builder.release.publish import PublishError, publish_release, publish_targe
 from builder.release.write import write_config_json, write_release
 from recipes.swe_bench import STAGE as SOURCE_STAGE
 from recipes.swe_bench import SourceError, swe_bench_candidates
+from recipes.task_repo import task_repo_candidates
 from validation.environments.docker_engine import DockerUnavailable
 from validation.runs.backends.docker import DockerBackend
 from validation.stage import ValidateStage
@@ -45,7 +46,8 @@ def _collect_github(config, store, rejected, progress, echo):
 
 
 def _read_source(config, rejected, echo):
-    """The SWE-bench-format source: its stats and candidates; ConfigError when unreadable."""
+    """The SWE-bench-format source (records, or a task repo): its stats and candidates;
+    ConfigError when unreadable."""
     location = config.source.path
     path = Path(location)
     local = path.suffix in _LOCAL_SOURCE_SUFFIXES or path.is_absolute() or location.startswith(".")
@@ -53,8 +55,12 @@ def _read_source(config, rejected, echo):
         raise ConfigError(f"source.path: no such file or directory: {location}")
     stats = StageStats(SOURCE_STAGE)
     candidates = []
+    if config.source.kind == "task-repo":
+        rows = task_repo_candidates(path, config.source.split)
+    else:
+        rows = swe_bench_candidates(location, config.source.split)
     try:
-        for raw, outcome in swe_bench_candidates(location, config.source.split):
+        for raw, outcome in rows:
             stats.count(outcome, cached=False)
             if outcome.verdict.kept:
                 candidates.append(outcome.output)
@@ -181,6 +187,8 @@ def build(
     """
     if config.source.kind == "swe-bench" and not config.source.path:
         raise ConfigError("no source: set source.path (a SWE-bench-format JSONL/parquet/dataset)")
+    if config.source.kind == "task-repo" and not config.source.path:
+        raise ConfigError("no source: set source.path (a task repo's directory)")
     with work_dir_lock(config.work_dir, "build"):  # WorkDirBusy if another build holds it
         return _build(config, progress, echo)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,13 +112,18 @@ def _text(raw: dict[str, Any], field: str) -> str:
     return str(value)
 
 
-def to_candidate(raw: dict[str, Any]) -> Candidate:
+def to_candidate(raw: dict[str, Any], source: str = SOURCE_NAME) -> Candidate:
     """Convert one SWE-bench row; raises ValueError naming what is wrong."""
     missing = [field for field in _REQUIRED if not raw.get(field)]
     if missing:
         raise ValueError(f"missing or empty field(s): {', '.join(missing)}")
     instance_id = _text(raw, "instance_id")
     pull = _PULL_NUMBER.search(instance_id)
+    number = raw.get("pull_number")
+    if isinstance(number, int) and not isinstance(number, bool):
+        pull_number: int | None = number
+    else:
+        pull_number = int(pull.group(1)) if pull else None
     return Candidate(
         instance_id=instance_id,
         repo=_text(raw, "repo"),
@@ -130,11 +135,26 @@ def to_candidate(raw: dict[str, Any]) -> Candidate:
         created_at=_as_date(raw.get("created_at")),
         version=_text(raw, "version"),
         environment_setup_commit=_text(raw, "environment_setup_commit"),
-        pull_number=int(pull.group(1)) if pull else None,
-        source=SOURCE_NAME,
+        pull_number=pull_number,
+        **_provenance(raw),
+        source=source,
         reference_fail_to_pass=_as_list(raw.get("FAIL_TO_PASS"), "FAIL_TO_PASS"),
         reference_pass_to_pass=_as_list(raw.get("PASS_TO_PASS"), "PASS_TO_PASS"),
     )
+
+
+def _provenance(raw: dict[str, Any]) -> dict[str, Any]:
+    """The issues and merge date a row carries in our columns (a release, a task repo we
+    wrote): the rolling splits date a problem by its issues."""
+    found: dict[str, Any] = {}
+    numbers, dates = raw.get("issue_numbers"), raw.get("issue_created_at")
+    if isinstance(numbers, list) and all(isinstance(n, int) for n in numbers):
+        found["issue_numbers"] = tuple(numbers)
+    if isinstance(dates, list) and all(isinstance(d, str) for d in dates):
+        found["issue_created_at"] = tuple(dates)
+    if isinstance(raw.get("merged_at"), str):
+        found["merged_at"] = raw["merged_at"]
+    return found
 
 
 def make_record(
@@ -164,8 +184,16 @@ def make_record(
 
 def swe_bench_candidates(location: str, split: str = "test") -> Iterator[tuple[Any, Outcome]]:
     """Yield ``(raw, outcome)`` per row: a Candidate, or a named drop with the error as evidence."""
+    yield from candidates_of(read_raw(location, split), SOURCE_NAME)
+
+
+def candidates_of(
+    rows: Iterable[tuple[str, dict[str, Any] | str]], source: str
+) -> Iterator[tuple[Any, Outcome]]:
+    """``(raw, outcome)`` per ``(origin, row)`` of a source named ``source``: a Candidate, or a
+    named drop (a malformed or duplicate record) with the error as evidence."""
     seen: set[str] = set()
-    for origin, raw in read_raw(location, split):
+    for origin, raw in rows:
         if isinstance(raw, str):
             yield (
                 {"origin": origin},
@@ -173,7 +201,7 @@ def swe_bench_candidates(location: str, split: str = "test") -> Iterator[tuple[A
             )
             continue
         try:
-            candidate = to_candidate(raw)
+            candidate = to_candidate(raw, source)
         except (ValueError, ValidationError) as error:
             yield (
                 raw,

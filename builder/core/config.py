@@ -29,15 +29,20 @@ class _Section(BaseModel):
 
 
 class SourceConfig(_Section):
-    kind: Literal["swe-bench", "github"] = Field(
+    kind: Literal["swe-bench", "github", "task-repo"] = Field(
         default="swe-bench",
-        description="swe-bench: SWE-bench-format records; github: collect by recipes",
+        description="swe-bench: SWE-bench-format records; github: collect by recipes; "
+        "task-repo: a SWE-bench task repo (sweb.yaml, tasks/<id>/)",
     )
     path: str = Field(
-        default="", description="JSONL file, parquet file/dir, datasets dir, or Hub dataset name"
+        default="",
+        description="JSONL file, parquet file/dir, datasets dir, or Hub dataset name; a task "
+        "repo's directory (task-repo)",
     )
     split: str = Field(
-        default="test", description="the split to read from a datasets dir or Hub dataset"
+        default="test",
+        description="the split to read from a datasets dir or Hub dataset; the tasks of a task "
+        "repo whose task.yaml names this split",
     )
     # kind = "github" (tokens come from GITHUB_TOKENS / GITHUB_TOKEN only, never from here)
     recipes: list[str] = Field(default_factory=list, description="recipe TOML files (github)")
