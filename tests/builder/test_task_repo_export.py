@@ -1,5 +1,6 @@
 """The demo release exported as a task repo: swebench's check and build accept it, its rows are
-the release's, it round-trips byte for byte, and it builds again as a source."""
+the release's, it round-trips byte for byte, it builds again as a source, and (Docker tier) a
+task's Dockerfile builds and its eval.sh gives the task's lists as the harness grades them."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from builder.cli import main
+from builder.core.config import DockerConfig
+from builder.core.repos import RepoCache
 from builder.release.task_repo import read_task_repo, write_task_repo
-from tests.support.tiers import END_TO_END
+from tests.support import docker as docker_support
+from tests.support import task_image
+from tests.support.tiers import DOCKER, END_TO_END
 
 pytestmark = END_TO_END
 
@@ -121,3 +126,38 @@ def test_the_task_repo_builds_again_as_a_source(release, exported, tmp_path):
     assert main(argv) == 0
     rebuilt = (tmp_path / "swt-demo" / "instances.jsonl").read_text()
     assert rebuilt == (dataset_dir / "instances.jsonl").read_text()
+
+
+@DOCKER[0]
+@DOCKER[1]
+def test_a_tasks_dockerfile_builds_and_its_eval_sh_flips_fail_to_pass(release, exported, tmp_path):
+    """One task (both lists non-empty): its Dockerfile built by the Docker engine on the
+    backend's build network with its CA bundle (PyPI through this machine's TLS), the
+    repository from a bundle of the mirror, uv from the index; its eval.sh run as the harness
+    runs it and graded by the harness's parser: FAIL_TO_PASS fails without the golden patch and
+    passes with it, PASS_TO_PASS passes in both."""
+    _, _, work = release
+    instance = next(i for i in read_task_repo(exported).instances if i.PASS_TO_PASS)
+    assert instance.FAIL_TO_PASS
+    client = docker_support.engine()
+    docker_support.base_image()  # FROM swt-base:python3.11, the image the other tests build
+    assert instance.run_metadata["python"] == docker_support.PYTHON
+    settings = DockerConfig()
+    mirror = RepoCache(work / "repos").mirror(instance.repo, instance.base_commit)
+    task = exported / "tasks" / instance.instance_id
+    context = task_image.build_context(task, mirror, tmp_path / "context", settings)
+    tag = f"swt-test-task:{instance.instance_id.lower()}"
+    image = task_image.build_image(client, context, tag, settings)
+    try:
+        before = task_image.graded(task, task_image.harness_run(client, image, task, ""), tmp_path)
+        after = task_image.harness_run(client, image, task, instance.patch)
+        after = task_image.graded(task, after, tmp_path)
+    finally:
+        client.images.remove(image.id, force=True)
+    passed = {name for name, status in before.items() if status == "PASSED"}
+    assert set(instance.FAIL_TO_PASS) <= set(before) and not passed & set(instance.FAIL_TO_PASS)
+    assert set(instance.PASS_TO_PASS) <= passed
+    assert {name for name, status in after.items() if status == "PASSED"} == {
+        *instance.FAIL_TO_PASS,
+        *instance.PASS_TO_PASS,
+    }

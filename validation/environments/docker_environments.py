@@ -54,6 +54,8 @@ _UV = "/swt/bin/uv"
 _CA_BUNDLE = "/swt/ca-bundle.crt"
 _UV_CACHE = "/var/cache/swt-uv"
 _DEBIAN_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO")
+"""The variables that name the CA bundle to a build's clients (uv, pip, requests, git)."""
 HOST_VARIABLES = (
     "HTTP_PROXY",
     "HTTPS_PROXY",
@@ -132,7 +134,7 @@ def build_exports(
         **dict(spec.env),
     }
     if with_ca:
-        for variable in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO"):
+        for variable in CA_VARIABLES:
             exports[variable] = _CA_BUNDLE
     if settings.proxy_passthrough:
         exports.update({name: os.environ[name] for name in HOST_VARIABLES if name in os.environ})

@@ -6,6 +6,7 @@ import shlex
 
 from builder.core.config import DockerConfig
 from validation.environments.docker_environments import (
+    CA_VARIABLES,
     PROJECT_DIR,
     VENV,
     WORKDIR,
@@ -23,6 +24,13 @@ remote (the toolkit's own builds give one; the harness's context is the task dir
 UV_BINARY = "uv"
 """The uv binary, optional in the build context: without it the build installs ``uv==VERSION``
 from the package index."""
+CA_BUNDLE = "ca-bundle.crt"
+"""A CA bundle, optional in the build context: with it the build's clients (pip, uv, git) trust
+these CAs, as the Docker backend's builds trust ``docker.ca_bundle`` (a machine whose TLS is
+intercepted needs it); the image's own variables never name it."""
+BUILD_ENV = "/swt/build.env"
+"""The build's own variables (the CA bundle's, when the context has one), sourced by every step
+that reaches the network: the image's variables stay :func:`image_env`'s."""
 
 
 def repository_url(repo: str) -> str:
@@ -48,19 +56,21 @@ def dockerfile(
         f"# The environment {spec.key()} ({spec.label or 'python' + spec.python}), built as",
         "# swt-builder's Docker backend builds it, and the base commit checked out in /testbed.",
         f"FROM {base_image}",
-        f"COPY Dockerfile {REPO_BUNDLE}* {UV_BINARY}* {CONTEXT_DIR}/",
+        f"COPY Dockerfile {REPO_BUNDLE}* {UV_BINARY}* {CA_BUNDLE}* {CONTEXT_DIR}/",
     ]
     uv = f"{UV_DIR}/uv"
     install_uv = (
-        f"mkdir -p {UV_DIR} && if [ -f {CONTEXT_DIR}/{UV_BINARY} ]; then "
+        f"mkdir -p {UV_DIR} && {_build_env()} && . {BUILD_ENV} && "
+        f"if [ -f {CONTEXT_DIR}/{UV_BINARY} ]; then "
         f"cp {CONTEXT_DIR}/{UV_BINARY} {uv}; else "
         f"python{spec.python} -m venv /swt/uv-venv && "
         f"/swt/uv-venv/bin/python -m pip install --quiet uv=={uv_version} && "
         f"ln -s /swt/uv-venv/bin/uv {uv}; fi"
     )
     lines.append(f"RUN {install_uv}")
+    bundle = f"{CONTEXT_DIR}/{REPO_BUNDLE}"
     source = (
-        f"if [ -f {CONTEXT_DIR}/{REPO_BUNDLE} ]; then source={CONTEXT_DIR}/{REPO_BUNDLE}; "
+        f". {BUILD_ENV} && if [ -f {bundle} ]; then source={bundle}; "
         f"else source={repository_url(repo)}; fi"
     )
     clone = f'{source} && git clone --quiet --no-checkout "$source" {WORKDIR}'
@@ -70,7 +80,11 @@ def dockerfile(
             f" | tar -x -C {PROJECT_DIR}"
         )
     lines.append(f"RUN {clone}")
-    script = ["set -eu", *(f"export {k}={shlex.quote(v)}" for k, v in exports.items())]
+    script = [
+        "set -eu",
+        f". {BUILD_ENV}",
+        *(f"export {k}={shlex.quote(v)}" for k, v in exports.items()),
+    ]
     for step in environment_steps(spec):
         command = shlex.join(step.argv)
         if step.argv[0] == "apt-get":
@@ -91,10 +105,26 @@ def dockerfile(
     return "\n".join(lines)
 
 
+def _build_env() -> str:
+    """The shell command writing :data:`BUILD_ENV`: each of ``CA_VARIABLES`` naming the context's
+    CA bundle when it has one, else nothing (the base image's own CAs)."""
+    bundle = f"{CONTEXT_DIR}/{CA_BUNDLE}"
+    exports = f"printf 'export %s={bundle}\\n' {' '.join(CA_VARIABLES)}"
+    return f"{{ if [ -f {bundle} ]; then {exports}; fi; }} > {BUILD_ENV}"
+
+
 def _env_value(value: str) -> str:
     """A value for an ``ENV key=value`` line: double-quoted, with what Docker escapes escaped."""
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
     return f'"{escaped}"'
 
 
-__all__ = ["CONTEXT_DIR", "REPO_BUNDLE", "UV_BINARY", "dockerfile", "repository_url", "VENV"]
+__all__ = [
+    "CA_BUNDLE",
+    "CONTEXT_DIR",
+    "REPO_BUNDLE",
+    "UV_BINARY",
+    "dockerfile",
+    "repository_url",
+    "VENV",
+]
