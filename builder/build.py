@@ -13,6 +13,7 @@ from builder.core.pipeline import RejectedLog, StageStats, funnel_lines, run_sta
 from builder.core.records import write_jsonl
 from builder.core.store import ResultStore
 from builder.core.worklock import work_dir_lock
+from builder.core.writable import check_writable
 from builder.progress import Progress
 from builder.release.publish import PublishError, publish_release, publish_target
 from builder.release.write import write_config_json, write_release
@@ -176,7 +177,8 @@ def build(
 ) -> BuildResult:
     """Run source → validate → export; finished per-record work is reused from the store.
 
-    A build that keeps no instance writes no release (``datasets`` cannot load a split of
+    The work dir and the dataset dir must be writable (checked first: Unwritable, one line
+    each). A build that keeps no instance writes no release (``datasets`` cannot load a split of
     0 rows, and a dir holding only drop files would load them as the data): the dataset dir is
     neither created nor touched (an earlier release there stays as it was), nothing is
     published, the drop evidence goes to ``<work_dir>/rejected/<stage>.jsonl`` and a line
@@ -189,6 +191,7 @@ def build(
         raise ConfigError("no source: set source.path (a SWE-bench-format JSONL/parquet/dataset)")
     if config.source.kind == "task-repo" and not config.source.path:
         raise ConfigError("no source: set source.path (a task repo's directory)")
+    check_writable({"work dir": config.work_dir, "output dir": config.dataset_dir})
     with work_dir_lock(config.work_dir, "build"):  # WorkDirBusy if another build holds it
         return _build(config, progress, echo)
 
@@ -224,6 +227,12 @@ def _build(config: Config, progress: bool, echo: Callable[[str], None]) -> Build
         )
     if validate_stats.cached:
         echo(f"validate: {validate_stats.cached} of {validate_stats.seen} reused from the store")
+    faults = sum(validate_stats.faults.values())
+    if faults:
+        echo(
+            f"validate: {faults} of {validate_stats.seen} hit a fault of this machine, not of "
+            "the instance (infra_error: not stored, the next build tries them again)"
+        )
 
     funnel = [source_stats, validate_stats]
     out = config.dataset_dir

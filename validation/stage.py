@@ -18,8 +18,9 @@ from packaging.utils import canonicalize_name
 from builder.core import __version__
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.diffs import parse_patch
+from builder.core.faults import InfrastructureError, disk_full
 from builder.core.files import atomic_write_text, inside
-from builder.core.gitutil import file_reader, git
+from builder.core.gitutil import GitError, file_reader, git
 from builder.core.pipeline import Outcome, Stage, WorkerStage
 from builder.core.records import (
     Candidate,
@@ -30,7 +31,7 @@ from builder.core.records import (
     Transitions,
     write_jsonl,
 )
-from builder.core.repos import RepoCache, RepoUnavailable
+from builder.core.repos import RepoCache
 from builder.core.store import result_key
 from validation import coverage, test_file_facts
 from validation.codebase import codebase_size
@@ -187,6 +188,22 @@ class ValidateStage(Stage):
         return WorkerStage(ValidateStage, arguments, digest)
 
     def process(self, record: Candidate) -> Outcome:
+        """The record's verdict, or an ``infra_error`` when the machine failed it (a sandbox
+        that does not start, a checkout or fetch that fails, a full disk, …): no verdict."""
+        try:
+            return self._judge(record)
+        except InfrastructureError as error:
+            return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **error.evidence())
+        except GitError as error:  # the mirror cannot be read (an object missing, say)
+            fault = InfrastructureError(f"{record.repo}: {error}", fault="repository")
+            return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **fault.evidence())
+        except OSError as error:
+            fault = disk_full(error)
+            if fault is None:
+                raise
+            return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **fault.evidence())
+
+    def _judge(self, record: Candidate) -> Outcome:
         key = self.key(record)
         logs = inside(self.work_dir / "logs", record.instance_id, key[:12])
         shutil.rmtree(logs, ignore_errors=True)
@@ -214,10 +231,7 @@ class ValidateStage(Stage):
                 error="the golden patch changes no Python line",
                 patch_files=", ".join(_patch_files(record.patch)),
             )
-        try:
-            mirror = self.repos.mirror(record.repo, record.base_commit)
-        except RepoUnavailable as error:
-            return Outcome.drop(STAGE, DropReason.REPO_UNAVAILABLE, error=str(error))
+        mirror = self.repos.mirror(record.repo, record.base_commit)  # or RepoUnavailable
         try:
             resolution = self.environments.resolve(record, mirror)
         except SpecError as error:
@@ -229,8 +243,6 @@ class ValidateStage(Stage):
             return Outcome.drop(
                 STAGE, DropReason.ENVIRONMENT_FAILED, error=str(error), log=str(error.log_path)
             )
-        except RepoUnavailable as error:  # a submodule of the environment commit
-            return Outcome.drop(STAGE, DropReason.REPO_UNAVAILABLE, error=str(error))
         run_dir = self.work_dir / "runs" / key[:16]
         added: dict[str, str] = {}
         if self._test_imports(record, resolution):
@@ -305,7 +317,7 @@ class ValidateStage(Stage):
             derived = dataclasses.replace(spec, packages=(*spec.packages, *tried))
             try:
                 built = self.backend.prepare(derived)
-            except (EnvironmentBuildError, RepoUnavailable) as error:
+            except EnvironmentBuildError as error:
                 _note(log, f"environment with {' '.join(tried)} not built: {error}\n")
                 log_path = getattr(error, "log_path", None)
                 blamed = test_imports.implicated(tried, _text(log_path) if log_path else "")

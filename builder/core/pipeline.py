@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from builder.core.errors import SwtError
 from builder.core.executor import Executor
+from builder.core.faults import is_infrastructure
 from builder.core.files import atomic_write_text
 from builder.core.records import DropReason, Record, Verdict
 from builder.core.store import ResultStore, result_key
@@ -41,21 +43,26 @@ class Outcome:
 
 @dataclasses.dataclass
 class StageStats:
-    """Mergeable counters of one stage: seen, kept, reused from the store, drops by reason."""
+    """Mergeable counters of one stage: seen, kept, reused from the store, drops by reason, and
+    infrastructure faults by fault (apart from the drops: no verdict, tried again next build)."""
 
     stage: str
     seen: int = 0
     kept: int = 0
     cached: int = 0
     dropped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    faults: collections.Counter = dataclasses.field(default_factory=collections.Counter)
 
     def count(self, outcome: Outcome, cached: bool) -> None:
         self.seen += 1
         self.cached += int(cached)
-        if outcome.verdict.kept:
+        verdict = outcome.verdict
+        if verdict.kept:
             self.kept += 1
+        elif is_infrastructure(verdict.reason):
+            self.faults[fault_of(verdict)] += 1
         else:
-            self.dropped[outcome.verdict.reason.value] += 1
+            self.dropped[verdict.reason.value] += 1
 
     def __add__(self, other: StageStats) -> StageStats:
         if other.stage != self.stage:
@@ -66,15 +73,34 @@ class StageStats:
             self.kept + other.kept,
             self.cached + other.cached,
             self.dropped + other.dropped,
+            self.faults + other.faults,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        found = {
             "stage": self.stage,
             "seen": self.seen,
             "kept": self.kept,
             "dropped": dict(sorted(self.dropped.items())),
         }
+        if self.faults:
+            found["infra_errors"] = dict(sorted(self.faults.items()))
+        return found
+
+
+def fault_of(verdict: Verdict) -> str:
+    """The fault an infrastructure drop names (its evidence's ``fault``; else its reason)."""
+    return verdict.evidence.get("fault") or verdict.reason.value
+
+
+EARLY_STOP = 3
+"""A stage stops once this many records computed in a row, from its first, hit the same
+infrastructure fault (or every record of a smaller stage did): the machine, not the records."""
+
+
+class InfrastructureStop(SwtError, RuntimeError):
+    """Every record a stage computed hit the same fault of the machine: the build stops, with
+    one line naming it (nothing of those records is stored)."""
 
 
 class Stage(abc.ABC):
@@ -209,27 +235,35 @@ def run_stage(
     """Yield the kept outputs in input order; reuse stored results, compute the rest.
 
     Each result is stored here, by the caller, as it arrives (workers of a cluster write
-    nothing the caller reads): a run killed part way keeps every result that came back."""
+    nothing the caller reads): a run killed part way keeps every result that came back. An
+    infrastructure fault (``builder.core.faults``) is no result: it is counted and listed
+    apart, never stored (one found stored is computed again), and a stage whose first
+    computed records all hit the same one stops (InfrastructureStop, see :data:`EARLY_STOP`)."""
     inputs = list(records)
     keys = [stage.key(record) for record in inputs]
     outcomes: dict[int, tuple[Outcome, bool]] = {}
     pending = []
     for index, key in enumerate(keys):
         stored = store.get(stage.name, key)
-        if stored is None:
+        decoded = None if stored is None else _decode(stage, stored)
+        if decoded is None or is_infrastructure(decoded.verdict.reason):
             pending.append(index)
         else:
-            outcomes[index] = (_decode(stage, stored), True)
+            outcomes[index] = (decoded, True)
     if progress is not None:
         progress.reset(total=len(inputs))
         progress.update(len(outcomes))
     shipped = stage.for_workers() if executor.distributed else stage
     tasks = [(_compute, (shipped, inputs[i])) for i in pending]
     groups = [stage.group(inputs[i]) for i in pending]
+    stop = _EarlyStop(stage.name, len(pending), len(inputs))
     for position, encoded in executor.run(tasks, groups):
         index = pending[position]
-        store.put(stage.name, keys[index], encoded)
-        outcomes[index] = (_decode(stage, encoded), False)
+        outcome = _decode(stage, encoded)
+        if not is_infrastructure(outcome.verdict.reason):
+            store.put(stage.name, keys[index], encoded)
+        stop.check(outcome.verdict)
+        outcomes[index] = (outcome, False)
         if progress is not None:
             progress.update(1)
     for index, record in enumerate(inputs):
@@ -241,11 +275,43 @@ def run_stage(
             rejected.add(record, outcome.verdict)
 
 
+class _EarlyStop:
+    """Watches a stage's computed results in the order they come back: raises
+    InfrastructureStop when the first :data:`EARLY_STOP` (or, in a stage that computes every
+    record and fewer than that, all of them) hit the same infrastructure fault."""
+
+    def __init__(self, stage: str, pending: int, inputs: int) -> None:
+        self.stage = stage
+        enough = pending if pending == inputs else 0  # cached results say the machine worked
+        self.needed = EARLY_STOP if pending >= EARLY_STOP else enough
+        self.seen: list[Verdict] = []
+
+    def check(self, verdict: Verdict) -> None:
+        if self.seen is None or not self.needed:
+            return
+        first = self.seen[0] if self.seen else verdict
+        if not is_infrastructure(verdict.reason) or fault_of(verdict) != fault_of(first):
+            self.seen = None  # the machine did something else: no stop
+            return
+        self.seen.append(verdict)
+        if len(self.seen) == self.needed:
+            error = first.evidence.get("error", "").splitlines()
+            raise InfrastructureStop(
+                f"{self.stage}: stopped: the first {self.needed} records computed all hit the "
+                f"same fault of this machine ({fault_of(first)}): "
+                f"{error[0] if error else first.reason.value}; nothing of them is stored, "
+                "fix it and build again"
+            )
+
+
 def funnel_lines(funnel: Sequence[StageStats]) -> list[str]:
-    """The drop funnel as aligned text lines (printed at the end of a run)."""
+    """The drop funnel as aligned text lines (printed at the end of a run); infrastructure
+    faults apart, below a stage's drops."""
     lines = []
     for stats in funnel:
         lines.append(f"{stats.stage:<10} {stats.seen:>6} in {stats.kept:>6} kept")
         for reason, count in sorted(stats.dropped.items()):
             lines.append(f"{'':<10} {count:>6} dropped: {reason}")
+        for fault, count in sorted(stats.faults.items()):
+            lines.append(f"{'':<10} {count:>6} infra_error: {fault} (not stored: tried again)")
     return lines

@@ -86,6 +86,7 @@ class DropReason(str, enum.Enum):
     NO_LINKED_ISSUE = "no_linked_issue"
     EMPTY_PROBLEM_STATEMENT = "empty_problem_statement"
     # validation
+    INFRA_ERROR = "infra_error"  # a fault of the machine: never stored (builder/core/faults.py)
     REPO_UNAVAILABLE = "repo_unavailable"
     ENVIRONMENT_FAILED = "environment_failed"
     TEST_PATCH_DOES_NOT_APPLY = "test_patch_does_not_apply"

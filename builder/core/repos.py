@@ -14,13 +14,16 @@ import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from builder.core.errors import SwtError
+from builder.core.faults import InfrastructureError
 from builder.core.files import inside
 from builder.core.gitutil import GitError, git, git_env
 
 
-class RepoUnavailable(SwtError, RuntimeError):
-    """The repository, the commit or one of its submodules cannot be had."""
+class RepoUnavailable(InfrastructureError):
+    """The repository, the commit or one of its submodules cannot be had, or a checkout of it
+    cannot be made (``fault``: ``repository`` or ``checkout``)."""
+
+    fault = "repository"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,19 +192,24 @@ def worktree(mirror: Path, commit: str, path: Path) -> Iterator[Path]:
     submodule (nested ones too) a worktree of the same mirror at the commit recorded for it,
     which the mirror must hold (:meth:`RepoCache.mirror` brings them in)."""
     lock = mirror.parent / (mirror.name + ".lock")
-    with file_lock(lock):  # git's record of the worktrees: one change at a time
-        _discard_worktree(mirror, path)  # a killed run may have left it, even locked
-        git("worktree", "add", "--quiet", "--no-checkout", "--detach", str(path), commit,
-            cwd=mirror)  # fmt: skip
     try:
-        # its own index and files: written while other worktrees of the mirror are made
-        git("reset", "--quiet", "--hard", commit, cwd=path)
-        with file_lock(lock):
-            _add_submodules(mirror, commit, path)
-    except BaseException:
-        with file_lock(lock):
-            _discard_worktree(mirror, path)
-        raise
+        with file_lock(lock):  # git's record of the worktrees: one change at a time
+            _discard_worktree(mirror, path)  # a killed run may have left it, even locked
+            git("worktree", "add", "--quiet", "--no-checkout", "--detach", str(path), commit,
+                cwd=mirror)  # fmt: skip
+        try:
+            # its own index and files: written while other worktrees of the mirror are made
+            git("reset", "--quiet", "--hard", commit, cwd=path)
+            with file_lock(lock):
+                _add_submodules(mirror, commit, path)
+        except BaseException:
+            with file_lock(lock):
+                _discard_worktree(mirror, path)
+            raise
+    except GitError as error:  # e.g. an object missing from the mirror
+        raise RepoUnavailable(
+            f"checkout of {commit[:12]} from {mirror.name} failed: {error}", fault="checkout"
+        ) from error
     try:
         yield path
     finally:

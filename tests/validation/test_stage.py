@@ -218,14 +218,15 @@ def test_patches_that_do_not_apply(tmp_path, make_case, monkeypatch, field, reas
     assert "does not apply" in outcome.verdict.evidence["error"]
 
 
-def test_unknown_commit_is_repo_unavailable(tmp_path, work_dir, backend):
+def test_unknown_commit_is_an_infra_error(tmp_path, work_dir, backend):
     repo = GitRepo(tmp_path / "r")
     repo.commit({"a.py": "x\n"})
     candidate = to_candidate(swe_record("fixture/nocommit", 1, "c" * 40, "p", "t"))
     settings = ValidationConfig(backend=backend, repetitions=1, coverage=False)
     stage = ValidateStage(settings, work_dir, {"fixture/nocommit": str(repo.path)})
     outcome = stage.process(candidate.model_copy(update={"test_patch": _test_patch(repo)}))
-    assert outcome.verdict.reason is DropReason.REPO_UNAVAILABLE
+    assert outcome.verdict.reason is DropReason.INFRA_ERROR
+    assert outcome.verdict.evidence["fault"] == "repository"
     assert "not found" in outcome.verdict.evidence["error"]
 
 

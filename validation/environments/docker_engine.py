@@ -24,6 +24,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from builder.core import __version__
 from builder.core.capped_log import CappedLog
 from builder.core.errors import SwtError
+from builder.core.faults import InfrastructureError
 
 LABEL_PREFIX = "org.swt-builder."
 CREATED_BY = LABEL_PREFIX + "created-by"
@@ -60,14 +61,18 @@ LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class DockerUnavailable(SwtError, RuntimeError):
+class DockerUnavailable(InfrastructureError):
     """No Docker daemon answers (the docker backend was asked for explicitly)."""
 
+    fault = "docker"
 
-class DaemonInterrupted(SwtError, RuntimeError):
+
+class DaemonInterrupted(InfrastructureError):
     """The daemon went away in the middle of an operation (restarted, or the container was
     removed or stopped under it): no result of the operation can be read, so it is tried
     again."""
+
+    fault = "docker"
 
 
 def interrupted(error: BaseException) -> bool:
@@ -94,7 +99,7 @@ def with_retries(
     """``operation()``, tried again (up to ``attempts`` in all, one warning each) while the
     daemon interrupts it (:func:`interrupted`); ``wait`` runs before each new try (default: wait
     for the daemon to answer). Any other error is the operation's own and is raised at once;
-    the last interruption raises DaemonInterrupted, which ends the build with its message."""
+    the last interruption raises DaemonInterrupted: the instance's ``infra_error``."""
     for attempt in range(1, attempts + 1):
         try:
             return operation()

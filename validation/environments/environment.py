@@ -28,6 +28,7 @@ from validation.environments import index_proxy, sandbox_root
 from validation.environments import sandbox as sandboxes
 from validation.environments.egg_info_tags import SETUP_CFG, drop_tags
 from validation.environments.interpreters import PYTHON_RELEASES, Interpreters, find_uv
+from validation.environments.refusal import SandboxRefused, refused_run
 
 COMPLETE = "swt-environment.json"
 """Written last, atomically: an environment without it is unfinished and is rebuilt."""
@@ -548,6 +549,8 @@ class LocalEnvironments:
                     continue  # checked above; the local backend never runs apt-get
                 log.write(f"$ {' '.join(step.argv)}\n")
                 log.flush()
+                start = log.tell()
+                proxy.unreachable.clear()  # this step's alone
                 cwd = tree if step.in_project and tree else (directory.parent)
                 argv = sandboxes.limited(self.rlimits, step.argv)
                 if build.bwrap is not None:
@@ -575,6 +578,8 @@ class LocalEnvironments:
                         build.log_path,
                     )
                 if code != 0:
+                    log.flush()
+                    _raise_fault(step.label, code, build.log_path, start, proxy)
                     raise EnvironmentBuildError(
                         f"environment step '{step.label}' failed with exit code {code}",
                         build.log_path,
@@ -608,6 +613,25 @@ class LocalEnvironments:
             cache.mkdir(parents=True, exist_ok=True)
             mounts.append(sandboxes.Mount(cache, str(cache), writable=True))
         return mounts
+
+
+def _raise_fault(
+    label: str, code: int, log_path: Path, start: int, proxy: index_proxy.IndexProxy
+) -> None:
+    """Raise the infrastructure fault a failed step is, if it is one: the sandbox did not start
+    it (SandboxRefused), or the package index could not be reached (IndexUnreachable)."""
+    refused = refused_run(code, log_path, start)
+    if refused is not None:
+        raise SandboxRefused(
+            f"the sandbox did not start environment step '{label}': {refused}", log=str(log_path)
+        )
+    if proxy.unreachable:
+        hosts = ", ".join(sorted(set(proxy.unreachable)))
+        raise index_proxy.IndexUnreachable(
+            f"environment step '{label}' failed with exit code {code}, and the package index "
+            f"could not be reached: {hosts}",
+            log=str(log_path),
+        )
 
 
 @dataclasses.dataclass(frozen=True)

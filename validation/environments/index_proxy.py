@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from builder.core.faults import InfrastructureError
+
 DEFAULT_INDEX_HOSTS = ("pypi.org", "files.pythonhosted.org")
 """PyPI: its simple index and the host of its files."""
 INDEX_SETTINGS = (
@@ -53,14 +55,22 @@ def through_forwarder(env: Mapping[str, str], port: int) -> dict[str, str]:
     return {**kept, "HTTP_PROXY": url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url}
 
 
+class IndexUnreachable(InfrastructureError):
+    """A build failed while a package index host it may reach could not be reached."""
+
+    fault = "index"
+
+
 class IndexProxy:
     """Serves the proxy on ``socket_path`` in a thread, from ``start`` to ``stop``; hosts
-    refused are kept in :attr:`refused` (for the build log)."""
+    refused are kept in :attr:`refused` (for the build log), allowed ones that could not be
+    reached in :attr:`unreachable` (a fault of the machine, see IndexUnreachable)."""
 
     def __init__(self, socket_path: Path, allowed: frozenset[str]) -> None:
         self.socket_path = Path(socket_path)
         self.allowed = allowed
         self.refused: list[str] = []
+        self.unreachable: list[str] = []
         self._server: socket.socket | None = None
 
     def __enter__(self) -> IndexProxy:
@@ -145,6 +155,7 @@ class IndexProxy:
         try:
             upstream = _connect(host, int(port))
         except OSError as error:
+            self.unreachable.append(f"{host}:{port} ({error})")
             body = f"cannot reach {host}:{port}: {error}".encode()
             client.sendall(
                 b"HTTP/1.1 502 Bad Gateway\r\n"

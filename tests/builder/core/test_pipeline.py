@@ -6,7 +6,15 @@ import pytest
 from dask import distributed
 
 from builder.core.executor import Executor
-from builder.core.pipeline import Outcome, RejectedLog, Stage, StageStats, run_stage
+from builder.core.pipeline import (
+    InfrastructureStop,
+    Outcome,
+    RejectedLog,
+    Stage,
+    StageStats,
+    funnel_lines,
+    run_stage,
+)
 from builder.core.records import DropReason, Verdict
 from builder.core.store import ResultStore
 from tests.support.records import candidate as _candidate
@@ -129,3 +137,76 @@ def test_rejected_log_writes_a_record_with_a_lone_surrogate_as_its_escape(tmp_pa
     log.write(tmp_path, ["source"])
     row = json.loads((tmp_path / "source.jsonl").read_text(encoding="utf-8"))
     assert row["record"] == {"problem_statement": "\ud800", "title": "caf\u00e9"}
+
+
+class FaultyMachine(Stage):
+    """Drops the records whose pull number is in ``faulty`` as infra_error (fault ``sandbox``),
+    keeps the others; counts how often it really ran."""
+
+    name = "faulty"
+    output_model = type(_candidate())
+
+    def __init__(self, faulty):
+        self.faulty = set(faulty)
+        self.calls = 0
+
+    def fingerprint(self):
+        return {}
+
+    def process(self, record):
+        self.calls += 1
+        if record.pull_number in self.faulty:
+            return Outcome.drop(
+                self.name, DropReason.INFRA_ERROR, fault="sandbox", error="bwrap: no"
+            )
+        return Outcome.keep(self.name, record)
+
+
+def test_an_infrastructure_fault_is_counted_apart_and_never_stored(tmp_path):
+    store = ResultStore(tmp_path / "store")
+    outputs, stats, rejected = _run(FaultyMachine({3}), RECORDS, store)
+    assert len(outputs) == 7 and stats.faults == {"sandbox": 1} and not stats.dropped
+    assert stats.to_dict()["infra_errors"] == {"sandbox": 1}
+    lines = funnel_lines([stats])
+    assert lines[-1].split() == [
+        "1",
+        "infra_error:",
+        "sandbox",
+        "(not",
+        "stored:",
+        "tried",
+        "again)",
+    ]
+    assert len(list(store.keys("faulty"))) == 7
+    rejected.write(tmp_path / "rejected", ["faulty"])
+    (row,) = map(json.loads, (tmp_path / "rejected" / "faulty.jsonl").open())
+    assert row["reason"] == "infra_error" and row["evidence"]["fault"] == "sandbox"
+    fixed = FaultyMachine(set())  # the next build, the machine mended: that record alone runs
+    outputs, stats, _ = _run(fixed, RECORDS, store)
+    assert fixed.calls == 1 and len(outputs) == 8 and (stats.cached, stats.kept) == (7, 8)
+
+
+def test_a_stored_infrastructure_drop_is_computed_again(tmp_path):
+    store = ResultStore(tmp_path / "store")
+    stage = FaultyMachine(set())
+    key = stage.key(RECORDS[0])
+    old = Outcome.drop("faulty", DropReason.REPO_UNAVAILABLE, error="fetch failed")
+    store.put("faulty", key, {"verdict": old.verdict.model_dump(mode="json"), "output": None})
+    outputs, stats, _ = _run(stage, RECORDS[:1], store)
+    assert stage.calls == 1 and len(outputs) == 1 and stats.cached == 0
+
+
+def test_a_stage_whose_records_all_hit_one_fault_stops_with_one_line(tmp_path):
+    store = ResultStore(tmp_path / "store")
+    stage = FaultyMachine({r.pull_number for r in RECORDS})
+    with pytest.raises(InfrastructureStop, match=r"first 3 .*\(sandbox\): bwrap: no") as stopped:
+        _run(stage, RECORDS, store)
+    assert "\n" not in str(stopped.value) and stage.calls == 3
+    assert list(store.keys("faulty")) == []
+
+
+def test_faults_among_results_do_not_stop_a_stage(tmp_path):
+    store = ResultStore(tmp_path / "store")
+    stage = FaultyMachine({1, 2, 4, 5, 6, 7, 8})  # the third one computed worked
+    outputs, stats, _ = _run(stage, RECORDS, store)
+    assert stage.calls == 8 and len(outputs) == 1 and stats.faults == {"sandbox": 7}

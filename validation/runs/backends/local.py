@@ -20,6 +20,7 @@ from validation.environments import sandbox, sandbox_cgroup, sandbox_root, sandb
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments
 from validation.environments.interpreters import Interpreters
 from validation.environments.metadata import SHIM, Identity, identity
+from validation.environments.refusal import SandboxRefused, refused_run
 from validation.environments.runtime import RuntimeFiles
 from validation.environments.sandbox import require as require_sandbox
 from validation.runs.backends.base import Backend, Session, read_optional
@@ -113,6 +114,14 @@ class LocalSession(Session):
         apply_patch(self.tree, patch, label, check_only)
 
     def run(self, command: list[str], log_path: Path, timeout_s: float) -> Completed:
+        """SandboxRefused when the sandbox (or a launcher) did not start ``command``."""
+        completed = self._run(command, log_path, timeout_s)
+        refused = None if completed.timed_out else refused_run(completed.exit_code, log_path)
+        if refused is not None:
+            raise SandboxRefused(f"the sandbox did not start a run: {refused}", log=str(log_path))
+        return completed
+
+    def _run(self, command: list[str], log_path: Path, timeout_s: float) -> Completed:
         env = self._env()
         if self.bwrap is None:
             return run_killable(
