@@ -1,0 +1,128 @@
+"""Faults of the machine in a build — a checkout that fails for one instance of several, a
+sandbox that cannot start, an output dir that cannot be written: none is stored as a verdict on
+an instance, none ends the build in a traceback, and the next build, the machine mended, runs
+exactly the instances they hit."""
+
+import json
+import os
+import shutil
+import stat
+
+from builder.cli import main
+from builder.core.repos import RepoCache
+from tests.support.hostile import Project, hostile_tests
+
+REPO = "hostile/infra"
+
+
+def _build(tmp_path, capsys, project, candidates, env_dir, out=None):
+    """``swt-builder build`` of ``candidates`` on the local backend: exit code, stdout, stderr."""
+    source = tmp_path / "source.jsonl"
+    source.write_text("".join(c.model_dump_json() + "\n" for c in candidates))
+    config = tmp_path / "swt-builder.toml"
+    config.write_text(
+        f'[repos]\n"{project.repo}" = "{project.git.path}"\n'
+        f'[validation]\nbackend = "local"\ncoverage = false\nrepetitions = 1\n'
+        f'timeout_s = 120\nenv_dir = "{env_dir}"\n'
+    )
+    out = out or tmp_path / "dist"
+    argv = ["build", "--config", str(config), "--source", str(source)]
+    argv += ["--work-dir", str(tmp_path / "work"), "--output-dir", str(out), "--no-progress"]
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.open()]
+
+
+def _validated(tmp_path):
+    return list((tmp_path / "work" / "store" / "validate").glob("*/*.json"))
+
+
+def test_a_missing_object_in_one_mirror_checkout_is_that_instance_infra_error(
+    tmp_path, capsys, env_dir
+):
+    project = Project(tmp_path / "repo", repo=REPO)
+    good = [project.candidate(case, project.diff(hostile_tests(""))) for case in ("a", "b")]
+    other = project.git.commit({"data/blob.txt": "only in this commit\n"})
+    hit = project.candidate("c", project.diff(hostile_tests("")))
+    hit = hit.model_copy(update={"base_commit": other})
+    blob = project.git.git("rev-parse", f"{other}:data/blob.txt").strip()
+    mirror = RepoCache(tmp_path / "work" / "repos", {REPO: str(project.git.path)}).mirror(
+        REPO, other
+    )
+    stored = mirror / "objects" / blob[:2] / blob[2:]
+    saved = tmp_path / "blob-object"
+    shutil.copyfile(stored, saved)
+    stored.unlink()  # the mirror lacks one object of the third instance's base commit
+
+    code, out, err = _build(tmp_path, capsys, project, [*good, hit], env_dir)
+    assert code == 0, err
+    assert "dataset: 2 instances written" in out
+    assert "1 infra_error: checkout (not stored: tried again)" in out
+    rejected = _rows(tmp_path / "dist" / "swt-dataset" / "rejected" / "validate.jsonl")
+    assert [(r["record"]["instance_id"], r["reason"]) for r in rejected] == [
+        ("hostile-c", "infra_error")
+    ]
+    assert rejected[0]["evidence"]["fault"] == "checkout"
+    assert f"unable to read sha1 file of data/blob.txt ({blob})" in rejected[0]["evidence"]["error"]
+    assert len(_validated(tmp_path)) == 2
+
+    stored.parent.mkdir(exist_ok=True)
+    shutil.copyfile(saved, stored)  # the mirror mended
+    code, out, err = _build(tmp_path, capsys, project, [*good, hit], env_dir)
+    assert code == 0, err
+    assert "validate: 2 of 3 reused from the store" in out
+    assert "dataset: 3 instances written" in out and "infra_error" not in out
+
+
+def test_a_sandbox_that_cannot_start_is_no_stored_drop_and_stops_the_build(
+    tmp_path, capsys, env_dir, monkeypatch
+):
+    project = Project(tmp_path / "repo", repo=REPO)
+    candidates = [project.candidate(case, project.diff(hostile_tests(""))) for case in "ab"]
+    real = shutil.which("bwrap")
+    assert real is not None
+    broken = tmp_path / "broken-bin"
+    broken.mkdir()
+    wrapper = broken / "bwrap"
+    wrapper.write_text(  # passes the backend's probe, refuses every sandbox it is asked for
+        "#!/bin/sh\n"
+        f'case " $* " in *" --unshare-all "*) exec {real} "$@";; esac\n'
+        'echo "bwrap: Can\'t create file at $HOME/.ssh: Is a directory" >&2\n'
+        "exit 1\n"
+    )
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    original = os.environ["PATH"]
+    monkeypatch.setenv("PATH", f"{broken}:{original}")
+
+    code, out, err = _build(tmp_path, capsys, project, candidates, env_dir)
+    assert code == 2
+    (line,) = err.splitlines()
+    assert "validate: stopped: the first 2 records computed all hit the same fault" in line
+    assert "(sandbox)" in line and "Can't create file at" in line
+    assert _validated(tmp_path) == []
+    assert not (tmp_path / "dist").exists()
+
+    monkeypatch.setenv("PATH", original)  # the sandbox mended: both are judged, none reused
+    code, out, err = _build(tmp_path, capsys, project, candidates, env_dir)
+    assert code == 0, err
+    assert "reused from the store" not in out and "dataset: 2 instances written" in out
+
+
+def test_an_unwritable_output_dir_is_one_line_before_any_work(tmp_path, capsys, env_dir):
+    project = Project(tmp_path / "repo", repo=REPO)
+    candidate = project.candidate("a", project.diff(hostile_tests("")))
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the output dir's parent should be\n")
+    code, out, err = _build(tmp_path, capsys, project, [candidate], env_dir, blocker / "dist")
+    assert code == 2
+    (line,) = err.splitlines()
+    assert line == (
+        f"swt-builder build: output dir {blocker / 'dist' / 'swt-dataset'} is under {blocker}, "
+        "which is not a directory"
+    )
+    assert out == "" and not (tmp_path / "work" / "store").exists()
