@@ -9,8 +9,8 @@ from pathlib import Path
 
 from builder.core.config import Config, ConfigError, ValidationConfig
 from builder.core.executor import Executor
+from builder.core.files import write_text_if_changed
 from builder.core.pipeline import RejectedLog, StageStats, funnel_lines, run_stage
-from builder.core.records import write_jsonl
 from builder.core.store import ResultStore
 from builder.core.worklock import work_dir_lock
 from builder.core.writable import check_writable
@@ -238,7 +238,8 @@ def _build(config: Config, progress: bool, echo: Callable[[str], None]) -> Build
     out = config.dataset_dir
     if not instances:
         return _nothing_kept(config, rejected, funnel, echo)
-    write_jsonl(out / "instances.jsonl", sorted(instances, key=lambda i: i.instance_id))
+    ordered = sorted(instances, key=lambda i: i.instance_id)
+    write_text_if_changed(out / "instances.jsonl", "".join(i.to_json() + "\n" for i in ordered))
     rejected.write(out / "rejected", [stats.stage for stats in funnel])
     write_config_json(config, out)
     release = write_release(config, instances, funnel, echo=echo)  # splits, card, manifest

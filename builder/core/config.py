@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import importlib.util
 import os
@@ -11,6 +12,7 @@ from typing import Any, Literal
 import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from builder.core.config_errors import error_lines
 from builder.core.errors import SwtError
 
 CONFIG_FILE = "swt-builder.toml"
@@ -449,11 +451,13 @@ def load_config(
         data = _read_toml(path)
         if path.name == "pyproject.toml":
             data = data.get("tool", {}).get("swt-builder", {})
-        base = path.parent
+        base, origin = path.parent, str(path)
     else:
         found = _find_default(cwd)
         data, base = ({}, cwd) if found is None else (found[1], found[0].parent)
+        origin = "defaults" if found is None else str(found[0])
     _resolve_paths(data, base)
+    file_data = copy.deepcopy(data)
     override_data: dict[str, Any] = {}
     for text in overrides:
         _apply_override(override_data, *_parse_override(text))
@@ -462,7 +466,8 @@ def load_config(
     try:
         config = Config.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(f"invalid configuration ({path or 'defaults'}):\n{error}") from error
+        lines = error_lines(error, Config, file_data, override_data, origin)
+        raise ConfigError("invalid configuration: " + "\n".join(lines)) from error
     return config.model_copy(
         update={
             "output_dir": (base / config.output_dir).resolve(),

@@ -35,6 +35,19 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def write_text_if_changed(path: Path, text: str) -> bool:
+    """``atomic_write_text`` unless ``path`` holds exactly ``text`` already (its mtime then stays
+    as it was: a rebuild with nothing new writes nothing); whether it wrote."""
+    data = text.encode("utf-8")
+    try:
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    atomic_write_bytes(path, data)
+    return True
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write a file so readers see either the old content or the whole new one, never a part.
 

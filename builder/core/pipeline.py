@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from builder.core.errors import SwtError
 from builder.core.executor import Executor
 from builder.core.faults import is_infrastructure
-from builder.core.files import atomic_write_text
+from builder.core.files import write_text_if_changed
 from builder.core.records import DropReason, Record, Verdict
 from builder.core.store import ResultStore, result_key
 
@@ -219,7 +219,7 @@ class RejectedLog:
     def write(self, directory: Path, stages: Iterable[str]) -> None:
         for stage in stages:
             rows = self._rows.get(stage, [])
-            atomic_write_text(directory / f"{stage}.jsonl", "".join(row + "\n" for row in rows))
+            write_text_if_changed(directory / f"{stage}.jsonl", "".join(r + "\n" for r in rows))
 
 
 def run_stage(

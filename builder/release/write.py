@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from builder.core.config import Config, ConfigError
-from builder.core.files import atomic_write_text
+from builder.core.files import atomic_write_text, write_text_if_changed
 from builder.core.pipeline import StageStats
 from builder.core.records import Instance
 from builder.release.manifest import (
@@ -52,7 +52,7 @@ def _primary_digests(dataset_dir: Path) -> dict[str, str]:
 def write_config_json(config: Config, dataset_dir: Path) -> None:
     """config.json: the resolved configuration, without machine paths (see portable_config)."""
     text = json.dumps(portable_config(config), indent=2, sort_keys=True) + "\n"
-    atomic_write_text(dataset_dir / "config.json", text)
+    write_text_if_changed(dataset_dir / "config.json", text)
 
 
 def write_release(

@@ -293,11 +293,20 @@ def test_noop_rebuild_rewrites_nothing(demo, built, tmp_path, capsys):
     _, work = built  # the validation results are reused from the shared store
     out = tmp_path / "dist"
     _build(demo, out, work, capsys=capsys)
-    stamps = {p: p.stat().st_mtime_ns for p in (out / "swt-demo").rglob("*.p*")}
+    stamps = _stamps(out / "swt-demo")
     again = _build(demo, out, work, capsys=capsys)
     assert "release 0.1.0: up to date, nothing rewritten" in again
     assert "written to" not in again and "instances in " in again
-    assert {p: p.stat().st_mtime_ns for p in (out / "swt-demo").rglob("*.p*")} == stamps
+    assert _stamps(out / "swt-demo") == stamps  # every file: instances, rejected, config too
+
+
+def _stamps(directory):
+    """Each file under ``directory`` and its inode and mtime (a rewrite changes either)."""
+    return {
+        path: (path.stat().st_ino, path.stat().st_mtime_ns)
+        for path in directory.rglob("*")
+        if path.is_file()
+    }
 
 
 def test_swebench_package_loads_the_release(built, tmp_path):

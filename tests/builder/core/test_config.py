@@ -128,3 +128,20 @@ def test_a_bundled_spec_dir_in_a_file_is_relative_to_it(tmp_path):
     (tmp_path / "swt-builder.toml").write_text('[validation]\nbundled_spec_dir = "specs"\n')
     config = load_config(tmp_path / "swt-builder.toml", cwd=tmp_path / "elsewhere")
     assert config.validation.bundled_spec_path() == (tmp_path / "specs").resolve()
+
+
+def test_each_error_is_one_line_with_its_key_its_source_and_a_likely_key(tmp_path):
+    path = tmp_path / "swt-builder.toml"
+    path.write_text("[validation]\ntimout_s = 5\nrepetitions = 'many'\n")
+    overrides = ["validation.covrage=false", "jbos=3"]
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, overrides=overrides, cwd=tmp_path)
+    lines = str(caught.value).removeprefix("invalid configuration: ").splitlines()
+    assert sorted(lines) == [
+        "jbos: unknown key; did you mean jobs? (--set jbos)",
+        "validation.covrage: unknown key; did you mean validation.coverage? "
+        "(--set validation.covrage)",
+        "validation.repetitions: Input should be a valid integer, unable to parse string as an "
+        f"integer ({path})",
+        f"validation.timout_s: unknown key; did you mean validation.timeout_s? ({path})",
+    ]
