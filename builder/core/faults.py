@@ -46,6 +46,7 @@ DROP_CLASSES: Mapping[DropReason, DropClass] = {
     DropReason.UNSAFE_PATH: _V,
     DropReason.NO_TESTS_COLLECTED: _V,
     DropReason.RUNNER_FAILED: _V,
+    DropReason.RUN_CRASHED: _V,
     DropReason.TIMEOUT: _V,
     DropReason.NO_FAIL_TO_PASS: _V,
     DropReason.PASS_TO_FAIL: _V,

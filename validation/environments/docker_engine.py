@@ -23,7 +23,6 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from builder.core import __version__
 from builder.core.capped_log import CappedLog
-from builder.core.errors import SwtError
 from builder.core.faults import InfrastructureError
 
 LABEL_PREFIX = "org.swt-builder."
