@@ -154,6 +154,13 @@ def evaluate(
         )
         if stats.cached:
             echo(f"evaluate: {stats.cached} of {stats.seen} reused from the store")
+        if stats.faults:
+            faults = ", ".join(f"{count} {fault}" for fault, count in sorted(stats.faults.items()))
+            raise EvaluationError(
+                f"{sum(stats.faults.values())} prediction(s) hit a fault of the machine "
+                f"({faults}; evidence in {config.work_dir / 'logs' / 'evaluate'}): none is "
+                "scored as a miss; the others are stored, run the evaluation again"
+            )
     scores = [result.score for result in results]
     scores += [
         InstanceScore(

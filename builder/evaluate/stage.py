@@ -10,11 +10,11 @@ from typing import Any
 
 from builder.core import __version__
 from builder.core.config import DockerConfig, ValidationConfig
+from builder.core.faults import InfrastructureError, disk_full
 from builder.core.files import inside
-from builder.core.gitutil import file_reader
+from builder.core.gitutil import GitError, file_reader
 from builder.core.pipeline import Outcome, Stage
-from builder.core.records import Candidate, RunResult, TestStatus
-from builder.core.repos import RepoUnavailable
+from builder.core.records import Candidate, DropReason, RunResult, TestStatus
 from builder.core.store import ResultStore, result_key
 from builder.evaluate import fuzzy_diff, mutation, swt_runs
 from builder.evaluate.metrics import InstanceScore, Transition
@@ -99,6 +99,23 @@ class EvaluateStage(Stage):
         return f"{instance.repo}@{instance.version or instance.environment_setup_commit}"
 
     def process(self, record: EvalTask) -> Outcome:
+        """The task's result; a fault of the machine (a sandbox that does not start, a mirror
+        that cannot be read, a full disk, …) is an ``infra_error`` drop instead: no score,
+        never stored, so the next evaluation runs the task again."""
+        try:
+            return self._scored(record)
+        except InfrastructureError as error:
+            return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **error.evidence())
+        except GitError as error:
+            fault = InfrastructureError(f"{record.instance.repo}: {error}", fault="repository")
+            return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **fault.evidence())
+        except OSError as error:
+            fault = disk_full(error)
+            if fault is None:
+                raise
+            return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **fault.evidence())
+
+    def _scored(self, record: EvalTask) -> Outcome:
         key = self.key(record)
         instance = record.instance
         logs = inside(self.work_dir / "logs" / STAGE, instance.instance_id, key[:12])
@@ -108,10 +125,7 @@ class EvaluateStage(Stage):
             return self._result(record, not_applicable=record.invalid, logs=logs)
         if record.semantics == swt_runs.SWT_BENCH:
             return swt_runs.process(self, record, key, logs)
-        try:
-            mirror = self.repos.mirror(instance.repo, instance.base_commit)
-        except RepoUnavailable as error:
-            return self._result(record, not_applicable=f"{ERROR}{error}", logs=logs)
+        mirror = self.repos.mirror(instance.repo, instance.base_commit)  # a fault: raises
         read = file_reader(mirror, instance.base_commit)
         prepared = prepare(
             instance.test_patch if record.gold else record.patch,

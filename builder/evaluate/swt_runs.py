@@ -27,7 +27,6 @@ from builder.core.diffs import parse_patch
 from builder.core.gitutil import file_reader, git
 from builder.core.pipeline import Outcome
 from builder.core.records import RunResult
-from builder.core.repos import RepoUnavailable
 from builder.core.store import ResultStore, result_key
 from builder.evaluate import swt_grading, swt_metrics, swt_patch
 from builder.evaluate.metrics import InstanceScore
@@ -133,10 +132,7 @@ def process(stage: EvaluateStage, task: EvalTask, key: str, logs: Path) -> Outco
     """Score ``task`` under SWT-Bench's semantics: its ``report.json`` entry, the runs behind it,
     and whether its gold evaluation has executable lines (ΔCᵃˡˡ's denominator)."""
     instance = task.instance
-    try:
-        mirror = stage.repos.mirror(instance.repo, instance.base_commit)
-    except RepoUnavailable as error:
-        return _not_run(stage.name, task, f"{NOT_RUN}{error}", logs)
+    mirror = stage.repos.mirror(instance.repo, instance.base_commit)  # a fault of the machine
     read = file_reader(mirror, instance.base_commit)
     model_patch, extraction_log = _model_patch(task, mirror)
     (logs / "extraction.log").write_text(extraction_log, encoding="utf-8")

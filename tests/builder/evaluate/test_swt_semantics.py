@@ -12,6 +12,7 @@ import json
 import pytest
 
 from builder.cli import main
+from builder.core.errors import SwtError
 from builder.evaluate.run import EvaluationError, Request, evaluate
 from builder.evaluate.swt_report import LOG_DIR, RESULTS_DIR, read_reports
 from tests.support.stage_fixtures import CODE, FIXED, TESTS
@@ -305,3 +306,18 @@ def test_report_files_are_read_back_into_the_same_table(unified_run, capsys):
     assert "--total" in capsys.readouterr().err
     assert main(["evaluate", "--predictions", "gold"]) == 2
     assert "--dataset, --run-id" in capsys.readouterr().err
+
+
+def test_a_fault_of_the_machine_scores_nothing(dataset, tmp_path):
+    """A mirror that cannot be had is no miss of the prediction: the evaluation stops with one
+    line naming the fault, stores nothing for it, and a run after the fault is fixed scores."""
+    directory, config, root = dataset
+    broken = config.model_copy(update={"repos": {REPO: str(tmp_path / "gone")}})
+    good = _predictions(root, {"gold-like": CASES["gold-like"]}, "fault")
+    request = Request(
+        dataset=str(directory), predictions=str(good), run_id="fault",
+        instances=("fixture__calc-gold-like",),
+    )  # fmt: skip
+    with pytest.raises(SwtError, match="fault of (the|this) machine"):
+        evaluate(request, broken, echo=lambda _: None)
+    assert evaluate(request, config, echo=lambda _: None).success == 100.0
