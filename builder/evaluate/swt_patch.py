@@ -14,6 +14,8 @@ from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
 
+from builder.core.errors import SwtError
+
 PATCH_TYPES = ("vanilla", "fuzzy", "custom")
 """The patch types of SWT-Bench's ``--patch_types``, tried in the order given."""
 
@@ -47,11 +49,11 @@ class Extraction:
     log: str  # one line per try: what it did
 
 
-class _Crash(Exception):
+class _Crash(SwtError):
     """Their extraction script would raise here: it exits non-zero and nothing is extracted."""
 
 
-class _Escape(Exception):
+class _Escape(SwtError):
     """A path leaves the repository (absolute, ``..``): the prediction fails as a whole, and
     nothing is written outside (their code would write there)."""
 

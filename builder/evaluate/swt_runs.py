@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import unidiff
 
 from builder.core.diffs import parse_patch
+from builder.core.errors import SwtError
 from builder.core.gitutil import file_reader, git
 from builder.core.pipeline import Outcome
 from builder.core.records import RunResult
@@ -74,7 +75,7 @@ ids of the same content share them."""
 NOT_RUN = "evaluation error: "
 
 
-class _NotRun(Exception):
+class _NotRun(SwtError):
     """The runs cannot give a report (a golden patch that does not apply, the prediction's
     first run cut at the timeout): the prediction counts as a miss, with this reason."""
 
