@@ -27,6 +27,10 @@ from validation.environments.sandbox_root import Link, Mount
 from validation.environments.sandbox_user import User
 
 SANDBOXES = ("bwrap", "none")
+SANDBOX_VERSION = 2
+"""Bump when what a sandboxed run sees changes (part of the local backend's fingerprint, so
+results made in another sandbox are not reused). 2: the minimal root, an unprivileged uid
+for a root builder, a writable /dev/shm."""
 """The values of ``validation.sandbox``."""
 TESTBED = "/testbed"
 """Where a run sees its checkout (as in the Docker backend): logs and test ids name no host path."""

@@ -105,8 +105,9 @@ def interpreter(python: Path | str) -> list[Mount | Link]:
 
 def system() -> list[str]:
     """bubblewrap arguments for the system directories (read-only, ``/etc``'s secrets empty)
-    and a fresh ``/proc``, ``/dev``, ``/tmp`` and ``/run`` (a resolver config kept under
-    ``/run`` bound back, read-only)."""
+    and a fresh ``/proc``, ``/dev`` (its ``/dev/shm`` writable by anyone, as a host's: the
+    sandbox's unprivileged uid makes multiprocessing's semaphores there), ``/tmp`` and ``/run``
+    (a resolver config kept under ``/run`` bound back, read-only)."""
     args: list[str] = []
     for name in SYSTEM:
         path = f"/{name}"
@@ -115,7 +116,8 @@ def system() -> list[str]:
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
     args += _hidden(Path(os.path.realpath("/etc")) / name for name in ETC_SECRETS)
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
+    args += ["--perms", "1777", "--tmpfs", "/tmp"]  # /dev/shm: multiprocessing's semaphores
     args += ["--perms", "0755", "--tmpfs", "/run"]
     resolver = os.path.realpath("/etc/resolv.conf")
     if resolver.startswith(tuple(f"{d}/" for d in RUNTIME_DIRS)) and os.path.isfile(resolver):

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from tests.support.processes import alive
+from validation.environments import sandbox
 from validation.environments.environment import EnvironmentSpec
 from validation.environments.sandbox import require
 from validation.runs.backends.local import Limits, LocalBackend, LocalSession, network_isolation
@@ -134,6 +135,7 @@ def test_fingerprint_states_sandbox_limits_and_isolation(tmp_path):
     fingerprint = backend.fingerprint()
     assert '"RLIMIT_CPU": 5' in fingerprint["limits"]
     assert fingerprint["sandbox"] == "bwrap"
+    assert fingerprint["sandbox_version"] == str(sandbox.SANDBOX_VERSION)
     assert fingerprint["network"] == "network namespace (bwrap)"
     unconfined = LocalBackend(tmp_path, sandbox="none").fingerprint()
     assert unconfined["sandbox"] == "none"

@@ -314,6 +314,22 @@ def test_site_packages_take_a_runs_files_for_that_run_alone(run, tmp_path):
     assert (site_packages / "installed.py").read_text() == "VALUE = 1\n"
 
 
+def test_multiprocessing_works_in_the_sandbox(run):
+    """Workers and their semaphores (/dev/shm) work as on the host, also as the unprivileged
+    uid a root builder's sandbox runs code as: pylint's -j2 tests failed with PermissionError
+    when /dev/shm was root's."""
+    probe = textwrap.dedent(
+        """
+        import multiprocessing
+        with multiprocessing.Pool(2) as pool:
+            print(sum(pool.map(abs, [-1, -2, 3])), multiprocessing.Lock() is not None)
+        """
+    )
+    completed, log, _ = run(probe)
+    assert completed.exit_code == 0, log
+    assert log.strip().splitlines()[-1] == "6 True"
+
+
 def test_the_checkout_is_at_testbed(run):
     probe = "import os; print(os.getcwd(), open('/testbed/marker.txt').read().strip())"
     completed, log, _ = run(probe)

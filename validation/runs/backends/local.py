@@ -271,8 +271,11 @@ class LocalBackend(Backend):
             isolation = "network namespace (bwrap)"
         else:
             isolation = network_isolation()[1]
-        return {"backend": self.name, "sandbox": self.sandbox,
-                "limits": json.dumps(self.limits.rlimits()), "network": isolation}  # fmt: skip
+        found = {"backend": self.name, "sandbox": self.sandbox,
+                 "limits": json.dumps(self.limits.rlimits()), "network": isolation}  # fmt: skip
+        if self.bwrap is not None:  # what a sandboxed run sees is part of its result
+            found["sandbox_version"] = str(sandbox.SANDBOX_VERSION)
+        return found
 
     def available_pythons(self) -> list[str]:
         """Python minor versions this backend can build environments with."""
