@@ -13,6 +13,7 @@ from packaging.utils import canonicalize_name
 
 from builder.core.records import Candidate
 from validation.environments import test_imports
+from validation.environments.declared import is_declared
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.job import note
 from validation.runs.backends.base import Backend
@@ -101,9 +102,24 @@ class WithTestImports:
             shutil.rmtree(probe_dir, ignore_errors=True)
         named = {canonicalize_name(Requirement(package).name) for package in spec.packages}
         packages = {test_imports.distribution(module) for module in missing}
-        added = sorted((p for p in packages if canonicalize_name(p) not in named), key=str.lower)
+        wanted_packages = sorted(
+            (p for p in packages if canonicalize_name(p) not in named), key=str.lower
+        )
+        added = [p for p in wanted_packages if _declared(p, mirror, record.base_commit)]
+        undeclared = [p for p in wanted_packages if p not in added]
         note(log, f"missing: {' '.join(missing) or 'none'}; added: {' '.join(added) or 'none'}\n")
+        if undeclared:
+            undeclared_text = " ".join(undeclared)
+            note(log, f"not declared by the project up to the base commit: {undeclared_text}\n")
         return added
+
+
+def _declared(package: str, mirror: Path, commit: str) -> bool:
+    """Whether an import's distribution may be installed: the import table maps to it, or the
+    project declared it somewhere in its history up to ``commit`` (see ``declared``); any
+    other name could be anybody's registration on the index."""
+    mapped = {canonicalize_name(name) for name in test_imports.DISTRIBUTIONS.values()}
+    return canonicalize_name(package) in mapped or is_declared(package, mirror, commit)
 
 
 def _json_list(data: bytes | None) -> list[str]:

@@ -20,6 +20,16 @@ USES_DATEUTIL = (
 )
 
 
+DECLARES_UNREGISTERED = {
+    "pkg/__init__.py": CODE,
+    "tests/test_pkg.py": TESTS,
+    # the project names them (no index has them): the step may try to install them
+    "requirements-optional.txt": (
+        "swt_test_no_such_distribution_4f1c\nswt-test-no-such-distribution-9e2d\n"
+    ),
+}
+
+
 def _log(outcome) -> str:
     evidence = outcome.verdict.evidence
     logs = Path(evidence["logs"]) if "logs" in evidence else Path(evidence["runs"]).parent
@@ -42,7 +52,9 @@ def test_an_imported_distribution_the_environment_lacks_is_added(make_case):
 @pytest.mark.slow
 def test_an_environment_with_them_that_cannot_be_built_leaves_the_one_there_was(make_case):
     tests = "import swt_test_no_such_distribution_4f1c\n\n" + ADD_TEST
-    outcome = make_case({"tests/test_pkg.py": tests}, {"pkg/__init__.py": FIXED})
+    outcome = make_case(
+        {"tests/test_pkg.py": tests}, {"pkg/__init__.py": FIXED}, base_files=DECLARES_UNREGISTERED
+    )
     # the import fails on both sides: no F→P, but no environment drop either
     assert outcome.verdict.reason is not DropReason.ENVIRONMENT_FAILED, outcome.verdict
     log = _log(outcome)
@@ -77,7 +89,9 @@ def test_what_the_installer_blames_is_left_out_and_the_rest_installed(make_case,
         + "".join(f"    pytest.importorskip('{name}')\n" for name in missing)
     )
     outcome = make_case(
-        {"tests/test_pkg.py": "import pytest\n" + tests}, {"pkg/__init__.py": FIXED}
+        {"tests/test_pkg.py": "import pytest\n" + tests},
+        {"pkg/__init__.py": FIXED},
+        base_files=DECLARES_UNREGISTERED,
     )
     assert outcome.verdict.kept, outcome.verdict
     metadata = outcome.output.run_metadata
@@ -85,6 +99,27 @@ def test_what_the_installer_blames_is_left_out_and_the_rest_installed(make_case,
     assert sorted(json.loads(metadata["test_requirements_failed"])) == missing
     assert outcome.output.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
     assert _log(outcome).count("not built") == len(missing)
+
+
+def test_a_name_the_project_never_declared_is_logged_not_installed(make_case):
+    """A module the test patch itself adds, a typo, a plugin's import name: whoever registers
+    that name on the index would have their code installed and run in the build."""
+    tests = (
+        "import pytest\n\n" + ADD_TEST + "\n\ndef test_optional():\n"
+        "    pytest.importorskip('bump_changelog')\n    pytest.importorskip('doesnotexist')\n"
+    )
+    base = {
+        "pkg/__init__.py": CODE,
+        "tests/test_pkg.py": TESTS,
+        "requirements-dev.txt": "pytest-xdist\n",  # xdist's distribution, not xdist
+    }
+    outcome = make_case({"tests/test_pkg.py": tests}, {"pkg/__init__.py": FIXED}, base_files=base)
+    assert outcome.verdict.kept, outcome.verdict
+    assert "test_requirements" not in outcome.output.run_metadata
+    assert "test_requirements_failed" not in outcome.output.run_metadata
+    log = _log(outcome)
+    assert "added: none" in log
+    assert "not declared by the project up to the base commit: bump_changelog doesnotexist" in log
 
 
 SKIPS_WITHOUT_DATEUTIL = (

@@ -18,7 +18,8 @@ Standard-library modules, relative imports and any name the checkout has as a mo
 package anywhere (a test helper on ``sys.path``) are left out. What remains is probed with the
 environment's interpreter (:data:`PROBE`), and what it cannot find becomes distributions
 (:func:`distribution`) added to the instance's environment like the base commit's own
-requirements are.
+requirements are — those :data:`DISTRIBUTIONS` maps to or the project declared up to the base
+commit (``declared``) only.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-VERSION = 3
+VERSION = 4
 """In the validation fingerprint: bump when what is added changes (results are recomputed)."""
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {
