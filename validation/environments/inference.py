@@ -12,6 +12,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from validation.environments.ci_installs import ci_installs
 from validation.environments.project_pythons import project_pythons
 from validation.environments.requirement_files import (
     Requirements,
@@ -22,7 +23,7 @@ from validation.environments.runner_inference import own_runner, pytest_facts
 from validation.environments.specs import Entry, RepoSpec, Settings
 from validation.environments.versioning import package_name, show
 
-INFERENCE_VERSION = 4
+INFERENCE_VERSION = 5
 """Bump when inference reads repositories differently: validation results are recomputed."""
 
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
@@ -230,7 +231,9 @@ def infer_spec(
     Test dependencies are installed by name (not through the extra), so a dev extra whose
     other members no longer build does not sink the environment: the test extra (tox's
     ``extras`` first), tox's ``deps`` with the requirement files they include, else the
-    repository's test requirement files, and the plugins its pytest configuration needs. The
+    repository's test requirement files, what its CI's install steps install (see
+    ``ci_installs``: packages, requirement files, the project's extras), and the plugins its
+    pytest configuration needs. The
     runner is the repository's own (Django's ``tests/runtests.py``, a ``bin/test``), else
     pytest when tox, the configuration or the dependencies name it, else unittest. Python is
     left to resolution (see ``project_pythons``); everything unpinned is resolved dated.
@@ -252,6 +255,15 @@ def infer_spec(
     if not requirements.files:
         for path in requirement_files_for_tests(mirror, commit):
             requirements.read(path)
+    ci = ci_installs(mirror, commit)
+    if ci.sources:
+        found.append(f"install steps of {', '.join(ci.sources)}")
+        requirements.lines(ci.lines, "")
+        for name in ci.extras:
+            if name in extras and name not in chosen:
+                chosen.append(name)
+                found.append(f"extra '{name}'")
+                packages += extras[name]
     found += requirements.files
     packages += requirements.packages
     runner, launcher = own_runner(mirror, commit)

@@ -1,0 +1,98 @@
+"""Install commands read from a project's CI files, and inference taking them."""
+
+from validation.environments.ci_installs import ci_installs, install_arguments
+from validation.environments.inference import infer_spec
+
+SETUP_PY = 'from setuptools import setup\nsetup(name="m", extras_require={"gui": ["tk-extra"]})\n'
+
+WORKFLOW = """\
+on: [push]
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pip install flake8-bugbear
+      - run: flake8
+  test:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        python-version: ["3.8", "3.9"]
+        deps: [minimal, full]
+        include:
+          - scipy: "scipy==1.5.4"
+    steps:
+      - uses: actions/setup-python@v4
+        with:
+          python-version: ${{ matrix.python-version }}
+      - name: Install numpy
+        run: python -m pip install numpy
+      - name: Optional
+        if: matrix.deps == 'full'
+        run: |
+          python -m pip install --upgrade \\
+            pillow ${{ matrix.scipy }} && pip install -e .[gui]
+      - name: Never in this matrix
+        if: matrix.deps == 'nightly'
+        run: pip install never-installed
+      - run: pip install $EXTRA ${{ secrets.TOKEN }} -r ci/requirements.txt
+      - run: pytest
+"""
+
+
+def test_a_workflow_step_that_installs_numpy_reaches_the_inferred_spec(git_repo):
+    commit = git_repo.commit(
+        {
+            "setup.py": SETUP_PY,
+            ".github/workflows/tests.yml": WORKFLOW,
+            "ci/requirements.txt": "pytest-timeout\n",
+        }
+    )
+    spec = infer_spec("acme/m", git_repo.path, commit)
+    packages = spec.defaults.packages
+    assert {"numpy", "pillow", "scipy==1.5.4", "tk-extra", "pytest-timeout"} <= set(packages)
+    # the lint job runs no tests; a step for a matrix value nobody has never runs
+    assert "flake8-bugbear" not in packages and "never-installed" not in packages
+    assert "install steps of .github/workflows/tests.yml" in spec.note
+
+
+def test_tox_nox_and_other_ci_files(git_repo):
+    noxfile = (
+        "import nox\n\n@nox.session\ndef tests(session):\n"
+        "    session.install('hypothesis', '-r', 'requirements-test.txt')\n"
+        "    session.run('pytest')\n\n"
+        "@nox.session\ndef docs(session):\n    session.install('sphinx-gallery')\n"
+    )
+    commit = git_repo.commit(
+        {
+            "tox.ini": "[testenv]\ncommands_pre = pip install pyarrow\ncommands = pytest\n",
+            "noxfile.py": noxfile,
+            "requirements-test.txt": "freezegun\n",
+            ".travis.yml": "install:\n  - pip3 install --user matplotlib\n",
+            "appveyor.yml": "install:\n  - cmd: C:\\\\Python38\\\\python -m pip install pywin32\n",
+            "azure-pipelines.yml": "steps:\n- script: uv pip install xarray\n",
+        }
+    )
+    found = ci_installs(git_repo.path, commit)
+    assert sorted(found.lines) == sorted(
+        ["pyarrow", "hypothesis", "-r requirements-test.txt", "matplotlib", "pywin32", "xarray"]
+    )
+    assert "sphinx-gallery" not in found.lines  # the docs session runs no tests
+    assert set(found.sources) == {
+        "tox.ini", "noxfile.py", ".travis.yml", "appveyor.yml", "azure-pipelines.yml"
+    }  # fmt: skip
+    spec = infer_spec("acme/m", git_repo.path, commit)
+    assert {"freezegun", "hypothesis", "pyarrow", "matplotlib"} <= set(spec.defaults.packages)
+
+
+def test_what_counts_as_an_install_command():
+    commands = [
+        "pip --quiet install -U six 'attrs>=19'; pip list | grep six",
+        "python3 -m pip install -i https://example.org/simple -c constraints.txt .",
+        "pip download wheel-only",
+        "echo pip install not-a-command # pip install commented",
+    ]
+    assert list(install_arguments(commands)) == [
+        ["-U", "six", "attrs>=19"],
+        ["-i", "https://example.org/simple", "-c", "constraints.txt", "."],
+    ]

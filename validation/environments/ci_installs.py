@@ -1,0 +1,288 @@
+"""What a project's CI installs for its tests, read from its CI files at a commit.
+
+Install commands (``pip install …``, ``python -m pip install …``, ``pip3``, ``uv pip install``)
+are read from:
+
+- GitHub Actions workflows: the ``run`` of every step of the jobs that run the tests (a step
+  running pytest, tox, nox, unittest, ``setup.py test``, ``make test`` or a ``runtests``
+  script; all jobs when none does). ``${{ matrix.KEY }}`` takes the first value the job's
+  matrix gives KEY (its first ``include`` that sets it, else its list's first); a step whose
+  ``if`` tests the matrix (``matrix.KEY == 'V'``, ``!=``) is kept when some value of the
+  matrix satisfies it: the tested job is the one that installs the most. Any other
+  ``${{ … }}`` or ``$VARIABLE`` leaves the argument out.
+- tox.ini's ``[testenv]`` ``commands_pre`` and ``commands`` (``deps`` are read by inference).
+- noxfile.py: the literal arguments of ``session.install(…)`` in the sessions that run pytest.
+- ``.travis.yml``, ``azure-pipelines.yml`` and ``appveyor.yml``: every string of the file.
+
+The project itself (``.``, ``-e .``) is not a requirement; its extras (``.[test]``) are named
+apart. Requirement files (``-r``/``-c``) are returned as such lines for
+:class:`~validation.environments.requirement_files.Requirements` to follow.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import dataclasses
+import re
+import shlex
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import yaml
+
+from builder.core.gitutil import git
+from validation.environments.versioning import show
+
+_OTHER_CI = ("azure-pipelines.yml", ".azure-pipelines.yml", ".travis.yml", "appveyor.yml")
+_TESTS = re.compile(
+    r"\b(pytest|py\.test|tox|nox|unittest|setup\.py\s+test|runtests|run_tests|make\s+test)\b"
+)
+_MATRIX = re.compile(r"\$\{\{\s*matrix\.([\w-]+)\s*\}\}")
+_CONDITION = re.compile(r"^\s*matrix\.([\w-]+)\s*(==|!=)\s*['\"]?([^'\"]*?)['\"]?\s*$")
+_PROJECT = re.compile(r"^(?:\.|\./?)(?:\[([^\]]*)\])?$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+_SEPARATORS = re.compile(r"&&|\|\||;|\|")
+_OPTIONS_WITH_VALUE = frozenset(
+    {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--python", "-t",
+     "--target", "--prefix", "--root", "--src", "--progress-bar", "--upgrade-strategy",
+     "--only-binary", "--no-binary", "--platform", "--python-version"}
+)  # fmt: skip
+
+
+@dataclasses.dataclass
+class CiInstalls:
+    """Requirement lines (``-r``/``-c`` includes kept as lines), the project's extras they
+    install, and the files they were read from."""
+
+    lines: list[str] = dataclasses.field(default_factory=list)
+    extras: list[str] = dataclasses.field(default_factory=list)
+    sources: list[str] = dataclasses.field(default_factory=list)
+
+    def add(self, source: str, commands: Iterable[str]) -> None:
+        found = False
+        for arguments in install_arguments(commands):
+            found = True
+            self._arguments(arguments)
+        if found and source not in self.sources:
+            self.sources.append(source)
+
+    def _arguments(self, arguments: list[str]) -> None:
+        words = iter(arguments)
+        for word in words:
+            if word in ("-r", "--requirement", "-c", "--constraint"):
+                target = next(words, "")
+                if target:
+                    self.lines.append(f"{word} {target}")
+            elif word.startswith(("-r", "-c")) and len(word) > 2 and not word.startswith("--"):
+                self.lines.append(f"{word[:2]} {word[2:]}")
+            elif word in ("-e", "--editable"):
+                self._target(next(words, ""))
+            elif word in _OPTIONS_WITH_VALUE:
+                next(words, None)
+            elif word.startswith("-"):
+                continue
+            else:
+                self._target(word)
+
+    def _target(self, word: str) -> None:
+        project = _PROJECT.match(word)
+        if project:
+            extras = project.group(1) or ""
+            self.extras += [e.strip() for e in extras.split(",") if e.strip()]
+        elif word and "$" not in word and "/" not in word and not word.endswith(".whl"):
+            self.lines.append(word)
+
+
+def ci_installs(mirror: Path, commit: str) -> CiInstalls:
+    """The install commands of the project's CI files at ``commit`` (see the module)."""
+    found = CiInstalls()
+    for path in _workflows(mirror, commit):
+        found.add(path, _workflow_commands(_yaml(show(mirror, commit, path))))
+    found.add("tox.ini", _tox_commands(show(mirror, commit, "tox.ini")))
+    found.add("noxfile.py", _nox_installs(show(mirror, commit, "noxfile.py")))
+    for path in _OTHER_CI:
+        found.add(path, _strings(_yaml(show(mirror, commit, path))))
+    return found
+
+
+def install_arguments(commands: Iterable[str]) -> Iterator[list[str]]:
+    """The arguments after ``install`` of every pip install command in ``commands`` (shell
+    text: lines, continuations and ``&&``/``;``/``|`` lists)."""
+    for command in commands:
+        for line in command.replace("\\\n", " ").splitlines():
+            for part in _SEPARATORS.split(line):
+                try:
+                    words = shlex.split(part, comments=True)
+                except ValueError:
+                    continue
+                arguments = _after_install(words)
+                if arguments is not None:
+                    yield arguments
+
+
+def _after_install(words: list[str]) -> list[str] | None:
+    """The arguments of ``install`` when ``words`` are a pip install command (after any
+    ``VAR=value``, ``sudo`` or ``uv``), else None."""
+    words = list(words)
+    while words and (_ASSIGNMENT.match(words[0]) or words[0] in ("sudo", "time", "uv")):
+        words = words[1:]
+    program = re.split(r"[/\\]", words[0])[-1].lower() if words else ""
+    if re.fullmatch(r"pip[\d.]*(\.exe)?", program):
+        rest = words[1:]
+    elif re.fullmatch(r"python[\d.]*(\.exe)?", program) and words[1:3] == ["-m", "pip"]:
+        rest = words[3:]
+    else:
+        return None
+    while rest and rest[0].startswith("-"):  # pip's own options (--quiet, --user)
+        rest = rest[1:]
+    return rest[1:] if rest[:1] == ["install"] else None
+
+
+def _workflows(mirror: Path, commit: str) -> list[str]:
+    listing = git(
+        "ls-tree", "--name-only", commit, "--", ".github/workflows/", cwd=mirror, check=False
+    )
+    return sorted(p for p in listing.splitlines() if p.endswith((".yml", ".yaml")))
+
+
+def _yaml(text: str | None) -> list[object]:
+    if not text:
+        return []
+    try:
+        return [document for document in yaml.safe_load_all(text) if document is not None]
+    except yaml.YAMLError:
+        return []
+
+
+def _strings(node: object) -> Iterator[str]:
+    if isinstance(node, dict):
+        for value in node.values():
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
+    elif isinstance(node, str):
+        yield node
+
+
+def _workflow_commands(documents: list[object]) -> list[str]:
+    jobs: list[dict] = []
+    for document in documents:
+        if isinstance(document, dict) and isinstance(document.get("jobs"), dict):
+            jobs += [job for job in document["jobs"].values() if isinstance(job, dict)]
+    runs = {id(job): _runs(job) for job in jobs}
+    tested = [job for job in jobs if any(_TESTS.search(run) for _, run in runs[id(job)])]
+    commands = []
+    for job in tested or jobs:
+        matrix = _matrix(job)
+        for condition, run in runs[id(job)]:
+            if _may_hold(condition, matrix):
+                commands.append(_substitute(run, matrix))
+    return commands
+
+
+def _runs(job: dict) -> list[tuple[str, str]]:
+    steps = job.get("steps")
+    if not isinstance(steps, list):
+        return []
+    return [
+        (str(step.get("if", "")), step["run"])
+        for step in steps
+        if isinstance(step, dict) and isinstance(step.get("run"), str)
+    ]
+
+
+def _matrix(job: dict) -> dict[str, list[str]]:
+    """Each matrix key's values, those of its ``include`` entries first."""
+    strategy = job.get("strategy")
+    matrix = strategy.get("matrix") if isinstance(strategy, dict) else None
+    if not isinstance(matrix, dict):
+        return {}
+    values: dict[str, list[str]] = {}
+    includes = matrix.get("include")
+    for entry in includes if isinstance(includes, list) else []:
+        if isinstance(entry, dict):
+            for key, value in entry.items():
+                values.setdefault(str(key), []).append(_text(value))
+    for key, value in matrix.items():
+        if key not in ("include", "exclude") and isinstance(value, list):
+            values.setdefault(str(key), []).extend(_text(item) for item in value)
+    return values
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def _may_hold(condition: str, matrix: dict[str, list[str]]) -> bool:
+    """Whether a step's ``if`` holds for some job of the matrix (unknown conditions do)."""
+    condition = condition.strip()
+    if condition.startswith("${{") and condition.endswith("}}"):
+        condition = condition[3:-2]
+    parsed = _CONDITION.match(condition)
+    if not parsed or parsed.group(1) not in matrix:
+        return True
+    key, operator, expected = parsed.groups()
+    if operator == "==":
+        return expected in matrix[key]
+    return any(value != expected for value in matrix[key])
+
+
+def _substitute(run: str, matrix: dict[str, list[str]]) -> str:
+    def first(found: re.Match) -> str:
+        values = matrix.get(found.group(1))
+        return values[0] if values else found.group(0)
+
+    return _MATRIX.sub(first, run)
+
+
+def _tox_commands(text: str | None) -> list[str]:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text or "")
+    except configparser.Error:
+        return []
+    return [
+        parser.get("testenv", key, fallback="").replace("{toxinidir}", ".")
+        for key in ("commands_pre", "commands")
+    ]
+
+
+def _nox_installs(text: str | None) -> list[str]:
+    """``pip install ARGS`` for each ``session.install(ARGS)`` of the sessions that run
+    pytest (literal string arguments only)."""
+    try:
+        module = ast.parse(text or "")
+    except (SyntaxError, ValueError):
+        return []
+    sessions = [
+        node
+        for node in module.body
+        if isinstance(node, ast.FunctionDef)
+        and any("session" in ast.unparse(d) for d in node.decorator_list)
+    ]
+    commands = []
+    for session in sessions:
+        calls = [node for node in ast.walk(session) if isinstance(node, ast.Call)]
+        runs_tests = any(_called(call) == "run" and "pytest" in _literals(call) for call in calls)
+        if not runs_tests:
+            continue
+        for call in calls:
+            if _called(call) == "install":
+                commands.append(shlex.join(["pip", "install", *_literals(call)]))
+    return commands
+
+
+def _called(call: ast.Call) -> str:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else ""
+
+
+def _literals(call: ast.Call) -> list[str]:
+    return [
+        arg.value
+        for arg in call.args
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+    ]
