@@ -58,6 +58,16 @@ every option the runner asks for (see ``validation/runs/pytest_launcher.py`` for
 Any ``pytest-*`` package a spec names joins them. pytest itself, unless pinned, stays within
 the major series of the environment's era (:data:`PYTEST_MAJORS`)."""
 
+TOOL_DEPENDENCIES = (
+    "pluggy", "py", "iniconfig", "exceptiongroup", "tomli", "atomicwrites", "more-itertools",
+    "wcwidth", "colorama", "funcsigs", "pathlib2",
+)  # fmt: skip
+"""The test tools that are a test tool's own dependencies (pytest's). Undated beside an undated
+pytest, they are dated with the environment when the project under test declares them among
+its install requirements (``EnvironmentSpec.dated_tools``): pytest's own repository does, and
+installs pytest from its checkout, of its date — pluggy 1.7 beside a pytest of 2023 breaks
+its tests."""
+
 BUILD_TOOLS = (
     "setuptools", "setuptools-scm", "wheel", "pip", "packaging", "cython", "extension-helpers",
     "flit-core", "hatchling", "hatch-vcs", "poetry-core", "pbr", "pyparsing",
@@ -171,6 +181,9 @@ class EnvironmentSpec:
     # author's choice; False: they are the project's own requirements (an inferred spec), which
     # the rest resolves around (an undated test tool takes a release that accepts them)
     pins_override: bool = True
+    # test tools (:data:`TOOL_DEPENDENCIES`) the project under test declares: dated with the
+    # environment instead of undated, as the project's own dependencies are
+    dated_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.install not in ("project", "none"):
@@ -185,6 +198,7 @@ class EnvironmentSpec:
             ("setup_requires", ()),
             ("python_tested", False),
             ("pins_override", True),
+            ("dated_tools", ()),
         ):
             if material[field] == unset:  # unset: the keys of other environments stay as they were
                 material.pop(field)
@@ -372,7 +386,8 @@ def _builds_nothing(pin: str) -> bool:
 def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
     """uv's options dating a resolution: the environment's date (never before its Python's
     :func:`python_floor`), the build tools never before setuptools 40.8, and no date for test
-    tools and pinned packages (but a setuptools pinned below 40.8, see :func:`_builds_nothing`)."""
+    tools (but those the project declares, ``dated_tools``) and pinned packages (but a
+    setuptools pinned below 40.8, see :func:`_builds_nothing`)."""
     date = resolution_date(spec)
     options = ("--exclude-newer", date)
     if date[:10] < LEGACY_BUILD_SETUPTOOLS:
@@ -383,7 +398,7 @@ def date_options(spec: EnvironmentSpec) -> tuple[str, ...]:
     # a setuptools pin below 40.8 is of before any build tools' date here, which then holds for
     # isolated builds (undated, they would take the newest setuptools for the Python)
     pins = _names(tuple(pin for pin in spec.pins if not _builds_nothing(pin)))
-    undated = set(TEST_TOOLS) | plugins | pins
+    undated = (set(TEST_TOOLS) - set(_names(spec.dated_tools))) | plugins | pins
     for name in sorted(undated):
         until = pytest_date(date) if name == "pytest" and name not in pins else _FAR_FUTURE
         options += ("--exclude-newer-package", f"{name}={until}")

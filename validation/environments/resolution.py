@@ -11,13 +11,25 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from builder.core.config import ValidationConfig
 from builder.core.records import Candidate
 from validation.environments import base_requirements, generated
-from validation.environments.environment import KEY_VERSION, EnvironmentSpec, resolution_date
-from validation.environments.inference import INFERENCE_VERSION, infer_spec, requires_python_at
+from validation.environments.environment import (
+    KEY_VERSION,
+    TOOL_DEPENDENCIES,
+    EnvironmentSpec,
+    resolution_date,
+)
+from validation.environments.inference import (
+    INFERENCE_VERSION,
+    infer_spec,
+    install_requirements,
+    requires_python_at,
+)
 from validation.environments.interpreters import FIRST_MAINTENANCE_RELEASES, era_python
 from validation.environments.project_pythons import TESTED, project_python, project_pythons
 from validation.environments.setup_requires import legacy_setup_requires
@@ -70,6 +82,19 @@ class Resolution:
             "resolved_as_of": resolution_date(self.spec),
             "runner": self.spec.runner,
         }
+
+
+def declared_tools(mirror: Path, commit: str) -> tuple[str, ...]:
+    """The test tools' own dependencies (:data:`TOOL_DEPENDENCIES`) the project declares among
+    its install requirements at ``commit``: the project is that tool (pytest declares pluggy),
+    or uses them itself, and they take its date."""
+    declared = set()
+    for requirement in install_requirements(mirror, commit):
+        try:
+            declared.add(canonicalize_name(Requirement(requirement).name))
+        except InvalidRequirement:
+            continue
+    return tuple(name for name in TOOL_DEPENDENCIES if name in declared)
 
 
 def resolve(
@@ -152,6 +177,9 @@ def resolve(
             legacy_setup_requires(mirror, setup_commit)
             if settings.install == "project" and not settings.install_command
             else ()
+        ),
+        dated_tools=(
+            declared_tools(mirror, setup_commit) if dated and settings.install == "project" else ()
         ),
     )
     return Resolution(

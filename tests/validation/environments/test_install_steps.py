@@ -336,3 +336,15 @@ def test_installed_packages_are_byte_compiled_as_pip_does(tmp_path):
                         project_dir="/src")  # fmt: skip
     assert not any("--compile-bytecode" in step.argv for step in old)
     assert old[-1].label == "bytecode" and "compileall" in old[-1].argv[2]
+
+
+def test_a_test_tools_own_dependencies_the_project_declares_keep_its_date():
+    """pytest's own repository declares pluggy: pluggy 1.7 beside its 2023 checkout broke
+    two of its tests, so the dependencies it declares take the environment's date."""
+    undated = dated_for(dependencies_of(BASE).argv)
+    assert undated["pluggy"] == FAR and undated["iniconfig"] == FAR
+    declared = dataclasses.replace(BASE, dated_tools=("pluggy", "iniconfig"))
+    dated = dated_for(dependencies_of(declared).argv)
+    assert "pluggy" not in dated and "iniconfig" not in dated  # the --exclude-newer date
+    assert dated["py"] == FAR and dated["pytest-xdist"] == FAR
+    assert declared.key() != BASE.key()

@@ -32,6 +32,24 @@ def test_the_newest_tested_python_wins_over_the_era(git_repo):
     assert older.spec.python == "3.9"
 
 
+def test_the_test_tools_own_dependencies_the_project_declares_are_dated(git_repo):
+    setup_cfg = (
+        "[metadata]\nname = pytest\n[options]\ninstall_requires =\n"
+        "    pluggy>=0.12,<2.0\n    iniconfig\n    packaging\n"
+        '    exceptiongroup>=1.0.0rc8;python_version<"3.11"\n'
+    )
+    base = git_repo.commit({"setup.py": "from setuptools import setup\nsetup()\n",
+                            "setup.cfg": setup_cfg})  # fmt: skip
+    spec = RepoSpec(repo="pytest-dev/pytest")
+    resolution = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE)
+    assert resolution.spec.dated_tools == ("pluggy", "iniconfig", "exceptiongroup")
+    undated = resolve(
+        spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE,
+        dated_default=False,
+    )  # fmt: skip
+    assert undated.spec.dated_tools == ()  # nothing is dated there
+
+
 def test_classifiers_then_the_era_then_the_spec_python(git_repo):
     base = git_repo.commit({"setup.py": "classifiers=['Programming Language :: Python :: 3.12']\n"})
     spec = RepoSpec(repo="acme/widgets")
