@@ -11,7 +11,11 @@ cause of every differing id (with our runs' collection errors as evidence of a
 environment commit's date, no pins), ``--mode both`` runs both. By default one run per side
 without coverage (fidelity of the lists); ``--repetitions 3 --coverage`` is a full validation as
 ``swt-builder build`` does it (flaky and coverage drops included), reported under its own mode
-label (e.g. ``tuned+3x+cov``).
+label (e.g. ``tuned+3x+cov``). ``--rebuild-recipes`` (or ``--recipe FILE``, repeatable) adds,
+after each quick run, one run per SWT-Bench rebuild recipe (``recipes/swt-bench/*.toml``) with
+that recipe's own ``[validation]`` settings (its repetitions, coverage, timeouts), labelled by
+the recipe (``tuned+lite``): what a rebuild by that recipe keeps and drops. Recipes with the
+same settings share their results through the store.
 
     .venv/bin/python -m benchmarks.fidelity --data /work/shared/data/swe-bench-dev-subset.jsonl \
         --repos-dir /work/.mirror --repo marshmallow-code/marshmallow --mode both
@@ -31,7 +35,7 @@ from typing import Any
 from builder.compare.inputs import Drop, Reference
 from builder.compare.run import Totals, compare
 from builder.compare.table import render
-from builder.core.config import DockerConfig, LimitsConfig, ValidationConfig
+from builder.core.config import DockerConfig, LimitsConfig, ValidationConfig, load_config
 from builder.core.executor import Executor
 from builder.core.gitutil import git
 from builder.core.pipeline import RejectedLog, StageStats, run_stage
@@ -164,7 +168,39 @@ class _Verdicts(RejectedLog):
         self.by_id[str(instance_id)] = verdict
 
 
-def _settings(mode: str, args: argparse.Namespace) -> ValidationConfig:
+REBUILD_RECIPES = Path(__file__).resolve().parent.parent / "recipes" / "swt-bench"
+"""The SWT-Bench rebuild recipes ``--rebuild-recipes`` measures, each with its own settings."""
+
+
+def rebuild_recipes() -> list[Path]:
+    """The rebuild recipes (``recipes/swt-bench/*.toml``), by name."""
+    return sorted(REBUILD_RECIPES.glob("*.toml"))
+
+
+def runs(modes: tuple[str, ...], recipes: list[Path]) -> list[tuple[str, Path | None]]:
+    """Each spec mode once in the quick mode (no recipe: the command line's settings), then
+    once per recipe with that recipe's own validation settings."""
+    return [(mode, recipe) for mode in modes for recipe in (None, *recipes)]
+
+
+def settings_for(
+    mode: str, args: argparse.Namespace, recipe: Path | None = None
+) -> ValidationConfig:
+    """The quick mode's settings from the command line; a recipe's are its own ``[validation]``
+    (repetitions, coverage, timeouts, limits, …), with the spec mode's choice of specs and the
+    command line's backend."""
+    if recipe is not None:
+        own = load_config(recipe).validation
+        return own.model_copy(
+            update={
+                "backend": args.backend,
+                "bundled_specs": mode == "tuned",
+                "spec_dirs": [str(d) for d in args.spec_dir] if mode == "tuned" else [],
+                "spec_files": own.spec_files if mode == "tuned" else [],
+                "dated": True,
+                "resolve_as_of": args.resolve_as_of or own.resolve_as_of,
+            }
+        )
     return ValidationConfig(
         backend=args.backend,
         timeout_s=args.timeout,
@@ -180,18 +216,22 @@ def _settings(mode: str, args: argparse.Namespace) -> ValidationConfig:
 
 
 def evaluate(
-    candidates: list[Candidate], mode: str, args: argparse.Namespace, repos: dict[str, str]
+    candidates: list[Candidate],
+    mode: str,
+    args: argparse.Namespace,
+    repos: dict[str, str],
+    recipe: Path | None = None,
 ) -> dict[str, Totals]:
     """Validate ``candidates`` in ``mode`` and compare the outcome with their official lists
     (``builder.compare``): the report goes to ``WORK_DIR/fidelity-<label>.json``, the drops with
     their evidence to ``WORK_DIR/rejected-<label>/``; returns the totals per repository."""
     docker = DockerConfig(base_images=dict(args.base_image)) if args.base_image else None
-    stage = ValidateStage(_settings(mode, args), args.work_dir, repos, docker)
+    stage = ValidateStage(settings_for(mode, args, recipe), args.work_dir, repos, docker)
     store = ResultStore(args.work_dir / "store")
     if args.only_stored:  # report what earlier (possibly interrupted) runs finished
         candidates = [c for c in candidates if store.get(stage.name, stage.key(c)) is not None]
     verdicts = _Verdicts()
-    label = _label(mode, args)
+    label = run_label(mode, args, recipe)
     kept = {
         instance.instance_id: instance
         for instance in run_stage(
@@ -248,14 +288,18 @@ def our_collection_errors(logs: Path) -> dict[str, list[str]]:
     return {side: sorted(files) for side, files in found.items()}
 
 
-def _label(mode: str, args: argparse.Namespace) -> str:
-    """The report's mode label: the spec mode, plus repetitions and coverage when not 1/off,
-    the resolution date when given, the backend when not local."""
+def run_label(mode: str, args: argparse.Namespace, recipe: Path | None = None) -> str:
+    """The report's mode label: the spec mode, plus the recipe's name for a recipe's run, else
+    repetitions and coverage when not 1/off; the resolution date when given, the backend when
+    not local."""
     label = mode
-    if args.repetitions > 1:
-        label += f"+{args.repetitions}x"
-    if args.coverage:
-        label += "+cov"
+    if recipe is not None:
+        label += f"+{recipe.stem}"
+    else:
+        if args.repetitions > 1:
+            label += f"+{args.repetitions}x"
+        if args.coverage:
+            label += "+cov"
     if args.resolve_as_of:
         label += f"+asof{args.resolve_as_of}"
     if args.backend != "local":
@@ -307,6 +351,18 @@ def main(argv: list[str] | None = None) -> int:
         metavar="YYYY-MM-DD",
         help="resolve what is not pinned as of this date (validation.resolve_as_of)",
     )
+    parser.add_argument(
+        "--recipe",
+        type=Path,
+        action="append",
+        default=[],
+        help="also run with this recipe's own validation settings (repeat)",
+    )
+    parser.add_argument(
+        "--rebuild-recipes",
+        action="store_true",
+        help="also run with each of recipes/swt-bench/*.toml's own settings",
+    )
     parser.add_argument("--progress", action="store_true", help="print a line per candidate")
     parser.add_argument(
         "--only-stored", action="store_true", help="only records with a stored result"
@@ -350,11 +406,13 @@ def main(argv: list[str] | None = None) -> int:
         for commit, paths in repair_history(git_dir, commits).items():
             print(f"{repo}@{commit[:12]}: content missing, stubbed: {', '.join(paths)}")
     modes = ("tuned", "dated") if args.mode == "both" else (args.mode,)
-    for mode in modes:
-        totals = evaluate(candidates, mode, args, repos)
-        print(f"\n{_label(mode, args)}:")
+    recipes = [*(rebuild_recipes() if args.rebuild_recipes else []), *args.recipe]
+    for mode, recipe in runs(modes, recipes):
+        totals = evaluate(candidates, mode, args, repos, recipe)
+        label = run_label(mode, args, recipe)
+        print(f"\n{label}:" if recipe is None else f"\n{label} ({recipe}'s own settings):")
         print(render(totals, with_decisions=False), end="")
-        print(f"details: {args.work_dir / f'fidelity-{_label(mode, args)}.json'}")
+        print(f"details: {args.work_dir / f'fidelity-{label}.json'}")
     return 0
 
 

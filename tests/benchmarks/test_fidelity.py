@@ -1,9 +1,11 @@
 """benchmarks/fidelity.py: the history repair keeps a submodule's gitlink and stubs only missing
 blobs (several in one directory), on real git repositories; our runs' collection errors are
-read from runs.jsonl for compare's evidence; and a run on the demo reports through compare."""
+read from runs.jsonl for compare's evidence; each rebuild recipe runs with its own settings
+beside the quick mode; and a run on the demo reports through compare."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shutil
@@ -12,7 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.fidelity import main, missing_blobs, our_collection_errors, repair_history
+from benchmarks.fidelity import (
+    main,
+    missing_blobs,
+    our_collection_errors,
+    rebuild_recipes,
+    repair_history,
+    run_label,
+    runs,
+    settings_for,
+)
 from builder.core.records import RunResult, write_jsonl
 from builder.core.repos import worktree
 from recipes.demo.generate import write_repo_and_records
@@ -162,3 +173,31 @@ def test_other_histories_give_submodules_their_repositories(tmp_path: Path) -> N
         "astropy/astropy": str(tmp_path / "astropy+astropy" / "repo"),
         "astropy/astropy-helpers": str(tmp_path / "astropy+astropy-helpers" / "repo"),
     }
+
+
+def _args(**given) -> argparse.Namespace:
+    quick = dict(backend="local", timeout=1800.0, repetitions=1, coverage=False, spec_dir=[])
+    return argparse.Namespace(**{**quick, "resolve_as_of": "", **given})
+
+
+def test_each_rebuild_recipe_runs_with_its_own_settings_beside_the_quick_mode() -> None:
+    """lite.toml measures coverage over five runs per side: its sphinx records all dropped
+    runner_failed while the quick mode (one run, no coverage) kept them."""
+    recipes = rebuild_recipes()
+    assert [recipe.stem for recipe in recipes] == ["full", "lite", "verified"]
+    lite = recipes[1]
+    assert runs(("tuned", "dated"), [lite]) == [
+        ("tuned", None), ("tuned", lite), ("dated", None), ("dated", lite),
+    ]  # fmt: skip
+    args = _args()
+    quick = settings_for("tuned", args)
+    assert (quick.repetitions, quick.coverage) == (1, False)
+    own = settings_for("tuned", args, lite)
+    assert (own.repetitions, own.coverage, own.timeout_s) == (5, True, 900.0)
+    assert own.bundled_specs and own.backend == "local"
+    assert not settings_for("dated", args, lite).bundled_specs  # the spec mode still decides
+    assert run_label("tuned", args, lite) == "tuned+lite"
+    assert run_label("dated", _args(repetitions=3, coverage=True)) == "dated+3x+cov"
+    # the command line's repetitions and coverage are the quick mode's, never a recipe's
+    assert run_label("tuned", _args(repetitions=3), lite) == "tuned+lite"
+    assert settings_for("tuned", _args(repetitions=3), lite).repetitions == 5
