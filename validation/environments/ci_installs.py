@@ -5,7 +5,7 @@ are read from:
 
 - GitHub Actions workflows: the ``run`` of every step of the jobs that run the tests (a step
   running pytest, tox, nox, unittest, ``setup.py test``, ``make test`` or a ``runtests``
-  script; all jobs when none does). ``${{ matrix.KEY }}`` takes the first value the job's
+  script; every job when no workflow has one). ``${{ matrix.KEY }}`` takes the first value the job's
   matrix gives KEY (its first ``include`` that sets it, else its list's first); a step whose
   ``if`` tests the matrix (``matrix.KEY == 'V'``, ``!=``) is kept when some value of the
   matrix satisfies it: the tested job is the one that installs the most. Any other
@@ -39,6 +39,7 @@ _TESTS = re.compile(
     r"\b(pytest|py\.test|tox|nox|unittest|setup\.py\s+test|runtests|run_tests|make\s+test)\b"
 )
 _MATRIX = re.compile(r"\$\{\{\s*matrix\.([\w-]+)\s*\}\}")
+_EXPRESSION = re.compile(r"\$\{\{.*?\}\}")
 _CONDITION = re.compile(r"^\s*matrix\.([\w-]+)\s*(==|!=)\s*['\"]?([^'\"]*?)['\"]?\s*$")
 _PROJECT = re.compile(r"^(?:\.|\./?)(?:\[([^\]]*)\])?$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
@@ -97,8 +98,13 @@ class CiInstalls:
 def ci_installs(mirror: Path, commit: str) -> CiInstalls:
     """The install commands of the project's CI files at ``commit`` (see the module)."""
     found = CiInstalls()
-    for path in _workflows(mirror, commit):
-        found.add(path, _workflow_commands(_yaml(show(mirror, commit, path))))
+    workflows = {
+        path: _jobs(_yaml(show(mirror, commit, path))) for path in _workflows(mirror, commit)
+    }
+    tested = {path: [job for job in jobs if _runs_tests(job)] for path, jobs in workflows.items()}
+    any_tested = any(tested.values())
+    for path, jobs in workflows.items():
+        found.add(path, _workflow_commands(tested[path] if any_tested else jobs))
     found.add("tox.ini", _tox_commands(show(mirror, commit, "tox.ini")))
     found.add("noxfile.py", _nox_installs(show(mirror, commit, "noxfile.py")))
     for path in _OTHER_CI:
@@ -166,17 +172,23 @@ def _strings(node: object) -> Iterator[str]:
         yield node
 
 
-def _workflow_commands(documents: list[object]) -> list[str]:
+def _jobs(documents: list[object]) -> list[dict]:
     jobs: list[dict] = []
     for document in documents:
         if isinstance(document, dict) and isinstance(document.get("jobs"), dict):
             jobs += [job for job in document["jobs"].values() if isinstance(job, dict)]
-    runs = {id(job): _runs(job) for job in jobs}
-    tested = [job for job in jobs if any(_TESTS.search(run) for _, run in runs[id(job)])]
+    return jobs
+
+
+def _runs_tests(job: dict) -> bool:
+    return any(_TESTS.search(_EXPRESSION.sub("", run)) for _, run in _runs(job))
+
+
+def _workflow_commands(jobs: list[dict]) -> list[str]:
     commands = []
-    for job in tested or jobs:
+    for job in jobs:
         matrix = _matrix(job)
-        for condition, run in runs[id(job)]:
+        for condition, run in _runs(job):
             if _may_hold(condition, matrix):
                 commands.append(_substitute(run, matrix))
     return commands
@@ -236,7 +248,7 @@ def _substitute(run: str, matrix: dict[str, list[str]]) -> str:
         values = matrix.get(found.group(1))
         return values[0] if values else found.group(0)
 
-    return _MATRIX.sub(first, run)
+    return _EXPRESSION.sub("$_", _MATRIX.sub(first, run))  # any other expression: unknown
 
 
 def _tox_commands(text: str | None) -> list[str]:

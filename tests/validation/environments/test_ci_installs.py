@@ -40,16 +40,27 @@ jobs:
 """
 
 
+RELEASE = """\
+jobs:
+  publish:
+    steps:
+      - run: pip install release-helper ${{ github.repository_owner == 'a' && 'b' || 'c' }}
+"""
+
+
 def test_a_workflow_step_that_installs_numpy_reaches_the_inferred_spec(git_repo):
     commit = git_repo.commit(
         {
             "setup.py": SETUP_PY,
             ".github/workflows/tests.yml": WORKFLOW,
             "ci/requirements.txt": "pytest-timeout\n",
+            ".github/workflows/release.yml": RELEASE,
         }
     )
     spec = infer_spec("acme/m", git_repo.path, commit)
     packages = spec.defaults.packages
+    # another workflow with no job that runs the tests is not read
+    assert "release-helper" not in packages and "github.repository-owner" not in packages
     assert {"numpy", "pillow", "scipy==1.5.4", "tk-extra", "pytest-timeout"} <= set(packages)
     # the lint job runs no tests; a step for a matrix value nobody has never runs
     assert "flake8-bugbear" not in packages and "never-installed" not in packages
