@@ -14,7 +14,8 @@ are read from:
 - noxfile.py: the literal arguments of ``session.install(…)`` in the sessions that run pytest.
 - ``.travis.yml``, ``azure-pipelines.yml`` and ``appveyor.yml``: every string of the file.
 
-The project itself (``.``, ``-e .``) is not a requirement; its extras (``.[test]``) are named
+Each job's commands are read in order: a later ``pip uninstall`` takes back what that job
+installed before it. The project itself (``.``, ``-e .``) is not a requirement; its extras (``.[test]``) are named
 apart. Requirement files (``-r``/``-c``) are returned as such lines for
 :class:`~validation.environments.requirement_files.Requirements` to follow.
 """
@@ -30,6 +31,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import yaml
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from builder.core.gitutil import git
 from validation.environments.versioning import show
@@ -61,12 +64,20 @@ class CiInstalls:
     sources: list[str] = dataclasses.field(default_factory=list)
 
     def add(self, source: str, commands: Iterable[str]) -> None:
-        found = False
-        for arguments in install_arguments(commands):
-            found = True
-            self._arguments(arguments)
-        if found and source not in self.sources:
-            self.sources.append(source)
+        """What the commands of one job (or file) install, in order: a later ``pip uninstall``
+        takes back what the job installed before it (pydicom tests Pillow, then removes it)."""
+        installed = CiInstalls()
+        for verb, arguments in _pip_commands(commands):
+            if verb == "install":
+                installed._arguments(arguments)
+            else:
+                gone = {_name(word) for word in arguments if not word.startswith("-")}
+                installed.lines = [line for line in installed.lines if _name(line) not in gone]
+                installed.extras = [extra for extra in installed.extras if extra not in gone]
+            if source not in self.sources:
+                self.sources.append(source)
+        self.lines += [line for line in installed.lines if line not in self.lines]
+        self.extras += [extra for extra in installed.extras if extra not in self.extras]
 
     def _arguments(self, arguments: list[str]) -> None:
         words = iter(arguments)
@@ -104,7 +115,8 @@ def ci_installs(mirror: Path, commit: str) -> CiInstalls:
     tested = {path: [job for job in jobs if _runs_tests(job)] for path, jobs in workflows.items()}
     any_tested = any(tested.values())
     for path, jobs in workflows.items():
-        found.add(path, _workflow_commands(tested[path] if any_tested else jobs))
+        for job in tested[path] if any_tested else jobs:
+            found.add(path, _job_commands(job))
     found.add("tox.ini", _tox_commands(show(mirror, commit, "tox.ini")))
     found.add("noxfile.py", _nox_installs(show(mirror, commit, "noxfile.py")))
     for path in _OTHER_CI:
@@ -115,6 +127,13 @@ def ci_installs(mirror: Path, commit: str) -> CiInstalls:
 def install_arguments(commands: Iterable[str]) -> Iterator[list[str]]:
     """The arguments after ``install`` of every pip install command in ``commands`` (shell
     text: lines, continuations and ``&&``/``;``/``|`` lists)."""
+    for verb, arguments in _pip_commands(commands):
+        if verb == "install":
+            yield arguments
+
+
+def _pip_commands(commands: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
+    """Each pip ``install`` or ``uninstall`` command of ``commands``, with its arguments."""
     for command in commands:
         for line in command.replace("\\\n", " ").splitlines():
             for part in _SEPARATORS.split(line):
@@ -122,14 +141,14 @@ def install_arguments(commands: Iterable[str]) -> Iterator[list[str]]:
                     words = shlex.split(part, comments=True)
                 except ValueError:
                     continue
-                arguments = _after_install(words)
-                if arguments is not None:
-                    yield arguments
+                found = _pip(words)
+                if found is not None:
+                    yield found
 
 
-def _after_install(words: list[str]) -> list[str] | None:
-    """The arguments of ``install`` when ``words`` are a pip install command (after any
-    ``VAR=value``, ``sudo`` or ``uv``), else None."""
+def _pip(words: list[str]) -> tuple[str, list[str]] | None:
+    """The verb (``install``, ``uninstall``) and its arguments when ``words`` are such a pip
+    command (after any ``VAR=value``, ``sudo`` or ``uv``), else None."""
     words = list(words)
     while words and (_ASSIGNMENT.match(words[0]) or words[0] in ("sudo", "time", "uv")):
         words = words[1:]
@@ -142,7 +161,17 @@ def _after_install(words: list[str]) -> list[str] | None:
         return None
     while rest and rest[0].startswith("-"):  # pip's own options (--quiet, --user)
         rest = rest[1:]
-    return rest[1:] if rest[:1] == ["install"] else None
+    if rest[:1] in (["install"], ["uninstall"]):
+        return rest[0], rest[1:]
+    return None
+
+
+def _name(line: str) -> str:
+    """A requirement's canonical name (a ``-r`` line's text as it is)."""
+    try:
+        return canonicalize_name(Requirement(line).name)
+    except InvalidRequirement:
+        return line
 
 
 def _workflows(mirror: Path, commit: str) -> list[str]:
@@ -184,14 +213,11 @@ def _runs_tests(job: dict) -> bool:
     return any(_TESTS.search(_EXPRESSION.sub("", run)) for _, run in _runs(job))
 
 
-def _workflow_commands(jobs: list[dict]) -> list[str]:
-    commands = []
-    for job in jobs:
-        matrix = _matrix(job)
-        for condition, run in _runs(job):
-            if _may_hold(condition, matrix):
-                commands.append(_substitute(run, matrix))
-    return commands
+def _job_commands(job: dict) -> list[str]:
+    matrix = _matrix(job)
+    return [
+        _substitute(run, matrix) for condition, run in _runs(job) if _may_hold(condition, matrix)
+    ]
 
 
 def _runs(job: dict) -> list[tuple[str, str]]:

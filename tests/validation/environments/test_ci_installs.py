@@ -107,3 +107,25 @@ def test_what_counts_as_an_install_command():
         ["-U", "six", "attrs>=19"],
         ["-i", "https://example.org/simple", "-c", "constraints.txt", "."],
     ]
+
+
+PIXELS = """\
+jobs:
+  core:
+    steps:
+      - run: python -m pip install -U numpy && pytest
+      - run: |
+          python -m pip install -U pillow charset-normalizer
+          pytest tests/test_pillow.py
+          python -m pip uninstall -y pillow
+  pypy:
+    steps:
+      - run: python -m pip install pillow && pytest
+"""
+
+
+def test_an_uninstall_takes_back_what_its_own_job_installed(git_repo):
+    commit = git_repo.commit({".github/workflows/pr-pytest.yml": PIXELS})
+    found = ci_installs(git_repo.path, commit)
+    assert found.lines == ["numpy", "charset-normalizer", "pillow"]  # pillow by the other job
+    assert found.sources == [".github/workflows/pr-pytest.yml"]
