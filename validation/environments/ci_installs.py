@@ -15,8 +15,8 @@ are read from:
 - ``.travis.yml``, ``azure-pipelines.yml`` and ``appveyor.yml``: every string of the file.
 
 Each job's commands are read in order: a later ``pip uninstall`` takes back what that job
-installed before it. The project itself (``.``, ``-e .``) is not a requirement; its extras (``.[test]``) are named
-apart. Requirement files (``-r``/``-c``) are returned as such lines for
+installed before it. The project itself (``.``, ``-e .``) is not a requirement; its extras
+(``.[test]``) are named apart. Requirement files (``-r``/``-c``) are returned as such lines for
 :class:`~validation.environments.requirement_files.Requirements` to follow.
 """
 
