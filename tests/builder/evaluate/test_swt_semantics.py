@@ -312,7 +312,8 @@ def test_a_fault_of_the_machine_scores_nothing(dataset, tmp_path):
     """A mirror that cannot be had is no miss of the prediction: the evaluation stops with one
     line naming the fault, stores nothing for it, and a run after the fault is fixed scores."""
     directory, config, root = dataset
-    broken = config.model_copy(update={"repos": {REPO: str(tmp_path / "gone")}})
+    gone = {REPO: str(tmp_path / "gone")}  # and a work dir with no mirror of it yet
+    broken = config.model_copy(update={"repos": gone, "work_dir": tmp_path / "work"})
     good = _predictions(root, {"gold-like": CASES["gold-like"]}, "fault")
     request = Request(
         dataset=str(directory), predictions=str(good), run_id="fault",
