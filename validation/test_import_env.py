@@ -13,7 +13,7 @@ from packaging.utils import canonicalize_name
 
 from builder.core.records import Candidate
 from validation.environments import test_imports
-from validation.environments.declared import is_declared
+from validation.environments.declared import is_declared, patch_names
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.job import note
 from validation.runs.backends.base import Backend
@@ -105,7 +105,7 @@ class WithTestImports:
         wanted_packages = sorted(
             (p for p in packages if canonicalize_name(p) not in named), key=str.lower
         )
-        added = [p for p in wanted_packages if _declared(p, mirror, record.base_commit)]
+        added = [p for p in wanted_packages if _declared(p, mirror, record)]
         undeclared = [p for p in wanted_packages if p not in added]
         note(log, f"missing: {' '.join(missing) or 'none'}; added: {' '.join(added) or 'none'}\n")
         if undeclared:
@@ -114,12 +114,19 @@ class WithTestImports:
         return added
 
 
-def _declared(package: str, mirror: Path, commit: str) -> bool:
+def _declared(package: str, mirror: Path, record: Candidate) -> bool:
     """Whether an import's distribution may be installed: the import table maps to it, or the
-    project declared it somewhere in its history up to ``commit`` (see ``declared``); any
-    other name could be anybody's registration on the index."""
+    project declared it — somewhere in its history up to the base commit or the environment
+    commit, or in what the golden patches add to its requirement files (see ``declared``);
+    any other name could be anybody's registration on the index."""
     mapped = {canonicalize_name(name) for name in test_imports.DISTRIBUTIONS.values()}
-    return canonicalize_name(package) in mapped or is_declared(package, mirror, commit)
+    name = canonicalize_name(package)
+    if name in mapped or is_declared(package, mirror, record.base_commit):
+        return True
+    commit = record.environment_setup_commit
+    if commit and is_declared(package, mirror, commit):
+        return True
+    return name in patch_names(record.patch) | patch_names(record.test_patch)
 
 
 def _json_list(data: bytes | None) -> list[str]:

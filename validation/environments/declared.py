@@ -14,10 +14,11 @@ a parser: it may count a word that was never a requirement, never miss one that 
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from packaging.utils import canonicalize_name
 
@@ -69,3 +70,37 @@ def declared_names(mirror: Path, commit: str) -> frozenset[str]:
 def is_declared(name: str, mirror: Path, commit: str) -> bool:
     """Whether distribution ``name`` is among :func:`declared_names`."""
     return canonicalize_name(name) in declared_names(mirror, commit)
+
+
+_DECLARING_NAMES = (
+    "*requirements*.txt", "reqs*.txt", "setup.py", "setup.cfg", "pyproject.toml", "Pipfile",
+    "environment*.yml", "environment*.yaml", "tox.ini", "noxfile.py", ".travis.yml",
+    "azure-pipelines.yml", "appveyor.yml", ".appveyor.yml",
+)  # fmt: skip
+_DECLARING_FOLDERS = (
+    "requirements", ".github/workflows", ".azure-pipelines", ".circleci", "ci", ".ci",
+)  # fmt: skip
+
+
+def patch_names(patch: str) -> frozenset[str]:
+    """Canonical names of the words a patch's added lines hold in the files of
+    :data:`DECLARING_FILES` (e.g. a golden patch that adds a dependency to setup.cfg, which the
+    environment commit installs)."""
+    names: set[str] = set()
+    declaring = False
+    for line in patch.splitlines():
+        if line.startswith("+++ "):
+            path = line[4:].strip().removeprefix("b/")
+            declaring = _is_declaring(path)
+        elif declaring and line.startswith("+"):
+            names.update(canonicalize_name(word) for word in _WORD.findall(line[1:]))
+    return frozenset(names)
+
+
+def _is_declaring(path: str) -> bool:
+    pure = PurePosixPath(path)
+    if any(fnmatch.fnmatch(pure.name, pattern) for pattern in _DECLARING_NAMES):
+        return True
+    folders = str(pure.parent)
+    return any(folders == f or folders.startswith(f"{f}/") or f"/{f}/" in f"/{folders}/"
+               for f in _DECLARING_FOLDERS)  # fmt: skip

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-VERSION = 4
+VERSION = 5
 """In the validation fingerprint: bump when what is added changes (results are recomputed)."""
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {
