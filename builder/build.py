@@ -127,10 +127,9 @@ def _write_text_configs(config: Config, store: ResultStore, progress, echo) -> N
     from builder.core.repos import RepoCache
     from builder.text.configs import add_text_configs, settings_of
 
-    text = config.text
     add_text_configs(
         config.dataset_dir,
-        settings_of(text.retrieval, text.budget, text.styles, text.tokenizer),
+        settings_of(config.text),
         RepoCache(config.work_dir / "repos", config.repos),
         store,
         progress=progress,

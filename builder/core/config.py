@@ -289,7 +289,7 @@ class DockerConfig(_Section):
     disk_budget_gb: float = Field(default=30.0, gt=0, description="images prune keeps under it")
 
 
-TextRetrieval = Literal["bm25", "oracle", "oracle+tests"]
+TextRetrieval = Literal["bm25", "issue+bm25", "oracle", "oracle+tests"]
 TextStyle = Literal["zsb", "zsp"]
 
 
@@ -299,15 +299,35 @@ class TextConfig(_Section):
     enabled: bool = Field(
         default=False, description="write the text configs in the build (off: none)"
     )
+    style: Literal["swe-bench", "all-text"] = Field(
+        default="swe-bench",
+        description="swe-bench: made as SWE-bench and SWT-Bench made theirs (*.py, Lucene "
+        "BM25 settings with stemming, top 20, root READMEs, files by path, the budget over "
+        "the whole prompt, SWT-Bench's patch columns); all-text: every text file, every hit "
+        "in rank order, the budget over the files",
+    )
     retrieval: list[TextRetrieval] = Field(
         default_factory=lambda: ["bm25"],
-        description="bm25: files ranked by the issue; oracle: the golden patch's files; "
-        "oracle+tests: those and the golden tests' existing files (one config set each)",
+        description="bm25: files ranked by the issue; issue+bm25: the files the issue "
+        "names, then bm25's; oracle: the golden patch's files; oracle+tests: those and the "
+        "golden tests' existing files (one config set each)",
+    )
+    include_tests: bool = Field(
+        default=True,
+        description="index test files (as SWT-Bench); false: leave out paths with a word "
+        "test, tests or testing, as SWE-bench's retrieval did",
+    )
+    templates: Path | None = Field(
+        default=None,
+        description="a directory with zsb.jinja and zsp.jinja replacing the bundled prompt "
+        "templates",
     )
     budget: int = Field(
-        default=27000, ge=1, description="tokens of repository context per prompt, at most"
+        default=27000,
+        ge=1,
+        description="tokens per prompt, at most (all-text: of its repository context)",
     )
-    styles: list[TextStyle] = Field(
+    prompts: list[TextStyle] = Field(
         default_factory=lambda: ["zsb", "zsp"],
         description="zsb: answer with a unified diff (ZeroShot); zsp: the function-level "
         "format (ZeroShotPlus)",

@@ -175,6 +175,11 @@ _TEXT_RETRIEVALS = {
     "bm25": "BM25 over the repository's files, queried with the issue",
     "oracle": "the files the golden patch edits",
     "oracle+tests": "the files the golden patch and the golden tests edit",
+    "issue+bm25": "the files the issue names (paths, modules, identifiers), then BM25's",
+}
+_TEXT_CONSTRUCTIONS = {
+    "swe-bench": "SWE-bench's (`*.py`, Lucene BM25, top 20, READMEs, by path, whole prompt)",
+    "all-text": "every text file, rank order, budget over the files",
 }
 
 
@@ -240,21 +245,39 @@ def with_text_configs(card: str, entries: Sequence[Mapping[str, Any]]) -> str:
     yaml.append(_TEXT_YAML[1])
     close = card.index("\n---\n", 4) + 1  # the end of the front matter
     card = card[:close] + "".join(yaml) + card[close:]
-    rows = ["| config | split | rows | retrieval | budget | prompt | tokenizer |",
-            "|---|---|---:|---|---:|---|---|"]  # fmt: skip
+    rows = ["| config | split | rows | retrieval | budget | prompt | tokenizer | made as |",
+            "|---|---|---:|---|---:|---|---|---|"]  # fmt: skip
     for entry in entries:
+        construction = entry.get("construction", "all-text")
         rows.append(
             f"| {entry['config']} | {entry['split']} | {entry['rows']} | "
             f"{_TEXT_RETRIEVALS.get(entry['retrieval'], entry['retrieval'])} | "
             f"{entry['budget']} | {_TEXT_STYLES.get(entry['style'], entry['style'])} | "
-            f"{entry['tokenizer']} |"
+            f"{entry['tokenizer']} | {_TEXT_CONSTRUCTIONS.get(construction, construction)} |"
         )
+    swapped = sorted({entry["config"] for entry in entries if entry.get("swapped")})
+    swap_note = (
+        "\n\nAs in SWT-Bench's zsb/zsp datasets, the rows of "
+        + ", ".join(f"`{config}`" for config in swapped)
+        + " swap the patch columns: `patch` holds the golden **test** patch between "
+        "`<patch>` and `</patch>` lines (what a model is to write), `test_patch` the golden "
+        "**code** patch (without its last newline, as SWE-bench's text datasets leave it). "
+        "Evaluate predictions against the plain configs."
+        if swapped
+        else ""
+    )
     section = (
         f"{_TEXT_SECTION[0]}## Text configs\n\n"
         "Each row of a text config is its plain config's row with a `text` column: a prompt "
-        "holding the issue, whole repository files at the base commit (numbered lines, in "
-        "rank order, as many as fit in the budget of tokens, counted with the tokenizer "
-        "named) and the answer format.\n\n" + "\n".join(rows) + f"\n\n{_TEXT_SECTION[1]}"
+        "holding the issue, whole repository files at the base commit (numbered lines; chosen "
+        "in rank order while they fit in the budget of tokens, counted with the tokenizer "
+        "named; shown as the construction orders them) and the answer format. A file the "
+        "repository's mirror could not produce is left out and named in the row's "
+        "`run_metadata` (`text_skipped_files`)."
+        + swap_note
+        + "\n\n"
+        + "\n".join(rows)
+        + f"\n\n{_TEXT_SECTION[1]}"
     )
     head, found, tail = card.partition("## Versions\n")
     return head + section + found + tail if found else card + "\n" + section

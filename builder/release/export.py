@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -106,16 +106,44 @@ def write_text_split(
     dataset_dir: Path,
     config_name: str,
     split: str = SPLIT,
+    *,
+    swap_columns: bool = False,
+    skipped: Mapping[str, Sequence[str]] | None = None,
 ) -> Path:
     """Write one split of a text config: each plain row (as :func:`read_split_rows` gives it)
-    and its instance's ``text``, sorted by id."""
+    and its instance's ``text``, sorted by id; with ``swap_columns`` the patch columns as
+    SWT-Bench's zsb/zsp datasets hold them (:func:`swt_bench_patches`). The files of
+    ``skipped`` (per instance id: its mirror lacked them) go into the row's ``run_metadata``
+    as ``text_skipped_files``."""
     ordered = sorted(rows, key=lambda row: str(row["instance_id"]))
     if not ordered:
         raise ValueError(f"{config_name}/{split} is empty: empty splits get no file")
     if list(ordered[0]) != list(FEATURES):
         raise ValueError(f"{config_name}/{split}: its rows' columns are not the release's")
-    text_rows = [{**row, "text": texts[str(row["instance_id"])]} for row in ordered]
+    text_rows = []
+    for row in ordered:
+        instance_id = str(row["instance_id"])
+        text_row = {**row, "text": texts[instance_id]}
+        if swap_columns:
+            text_row.update(swt_bench_patches(row["patch"], row["test_patch"]))
+        if skipped and skipped.get(instance_id):
+            metadata = json.loads(row["run_metadata"] or "{}")
+            metadata["text_skipped_files"] = list(skipped[instance_id])
+            text_row["run_metadata"] = json.dumps(metadata, sort_keys=True)
+        text_rows.append(text_row)
     return _write_rows(text_rows, TEXT_FEATURES, dataset_dir, config_name, split)
+
+
+def swt_bench_patches(patch: str, test_patch: str) -> dict[str, str]:
+    """SWT-Bench's zsb/zsp columns (``dataset/swt_bench.py``): ``patch`` is the golden test
+    patch between ``<patch>`` and ``</patch>`` lines, ``test_patch`` the golden code patch as
+    SWE-bench's text datasets leave it once the ``<patch>`` lines are taken off (its lines
+    joined by ``\n``, so without its last newline)."""
+    wrapped = "\n".join(["<patch>", patch, "</patch>"])  # SWE-bench's create_text_dataset
+    return {
+        "patch": "<patch>\n" + test_patch + "\n</patch>",
+        "test_patch": "\n".join(wrapped.splitlines()[1:-1]),
+    }
 
 
 def _write_rows(

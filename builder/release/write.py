@@ -156,6 +156,11 @@ class TextTable:
     style: str
     tokenizer: str
     texts: Mapping[str, str]
+    construction: str = "all-text"
+    """How the texts were made: ``swe-bench`` or ``all-text`` (builder/text/construction.py)."""
+    swap_columns: bool = False
+    skipped: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
+    """Per instance id, the files its mirror could not produce (noted in ``run_metadata``)."""
 
     def twin(self, base: str) -> str:
         """The config name of this text config's twin of plain config ``base``."""
@@ -193,12 +198,16 @@ def write_text_configs(dataset_dir: Path, tables: Sequence[TextTable]) -> list[d
                 continue
             config = table.twin(split["config"])
             rows = plain[(split["config"], split["split"])]
-            write_text_split(rows, table.texts, dataset_dir, config, split["split"])
+            write_text_split(
+                rows, table.texts, dataset_dir, config, split["split"],
+                swap_columns=table.swap_columns, skipped=table.skipped,
+            )  # fmt: skip
             entries.append(
                 {"config": config, "split": split["split"], "rows": split["rows"],
                  "path": split_path(config, split["split"]), "name": table.name,
                  "base": split["config"], "retrieval": table.retrieval,
-                 "budget": table.budget, "style": table.style, "tokenizer": table.tokenizer}
+                 "budget": table.budget, "style": table.style, "tokenizer": table.tokenizer,
+                 "construction": table.construction, "swapped": table.swap_columns}
             )  # fmt: skip
     for directory in sorted((dataset_dir / "data").iterdir()):
         if directory.is_dir() and not any(directory.iterdir()):

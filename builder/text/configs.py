@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from builder.core.config import TextConfig
 from builder.core.repos import RepoCache
 from builder.core.store import ResultStore
 from builder.progress import Progress
 from builder.release.write import TextTable, write_text_configs
 from builder.text.errors import TextError
 from builder.text.release_dir import read_release
-from builder.text.run import TextSettings, make_texts
+from builder.text.run import TextInput, TextRun, TextSettings, make_texts
 
 
 def add_text_configs(
@@ -30,6 +31,25 @@ def add_text_configs(
     (its repository or commit cannot be had, or an oracle cannot read its patch); the texts
     made are stored, so a rerun only does the rest."""
     instances = read_release(dataset_dir)
+    tables = make_tables(instances, settings, repos, store, progress=progress, echo=echo)
+    entries = write_text_configs(Path(dataset_dir), tables)
+    written = sorted({entry["config"] for entry in entries if entry["name"] in
+                      {table.name for table in tables}})  # fmt: skip
+    echo(f"text configs written to {dataset_dir}: {', '.join(written)}")
+    return entries
+
+
+def make_tables(
+    instances: Sequence[TextInput],
+    settings: Sequence[TextSettings],
+    repos: RepoCache,
+    store: ResultStore,
+    *,
+    progress: bool = True,
+    echo: Callable[[str], None] = print,
+) -> list[TextTable]:
+    """The texts of ``instances`` by each of ``settings``, one table per config; TextError
+    when an instance has no text (the texts made are stored for a rerun)."""
     tables = []
     for setting in settings:
         label = f"text {setting.retrieval} {setting.budget}"
@@ -47,30 +67,40 @@ def add_text_configs(
         if run.reused:
             reused = f"{run.reused} of {len(instances)}"
             echo(f"text {setting.retrieval}: {reused} reused from the store")
-        tokens = sorted(run.tokens.values())
+        _report(run, setting, echo)
+        construction = setting.construction
+        for prompt in setting.prompts:
+            texts = {instance_id: by_style[prompt] for instance_id, by_style in run.texts.items()}
+            tables.append(
+                TextTable(setting.config_name(prompt), setting.retrieval, setting.budget,
+                          prompt, setting.tokenizer, texts, construction.name,
+                          construction.swap_columns, run.skipped)
+            )  # fmt: skip
+    return tables
+
+
+def _report(run: TextRun, setting: TextSettings, echo: Callable[[str], None]) -> None:
+    """Prompt tokens (median, max) per prompt style, and the files mirrors lacked."""
+    for prompt in setting.prompts:
+        tokens = sorted(by_prompt[prompt] for by_prompt in run.tokens.values())
         if tokens:
             echo(
-                f"text {setting.retrieval}: context tokens median {tokens[len(tokens) // 2]}, "
-                f"max {tokens[-1]} (budget {setting.budget}, {setting.tokenizer})"
+                f"text {setting.config_name(prompt)}: prompt tokens median "
+                f"{tokens[len(tokens) // 2]}, max {tokens[-1]} "
+                f"(budget {setting.budget}, {setting.tokenizer})"
             )
-        for style in setting.styles:
-            texts = {instance_id: by_style[style] for instance_id, by_style in run.texts.items()}
-            tables.append(
-                TextTable(setting.config_name(style), setting.retrieval, setting.budget,
-                          style, setting.tokenizer, texts)
-            )  # fmt: skip
-    entries = write_text_configs(Path(dataset_dir), tables)
-    written = sorted({entry["config"] for entry in entries if entry["name"] in
-                      {table.name for table in tables}})  # fmt: skip
-    echo(f"text configs written to {dataset_dir}: {', '.join(written)}")
-    return entries
+    for instance_id, paths in sorted(run.skipped.items()):
+        echo(f"  {instance_id}: {len(paths)} file(s) missing from the mirror left out, "
+             f"e.g. {paths[0]}")  # fmt: skip
 
 
-def settings_of(
-    retrievals: Sequence[str], budget: int, styles: Sequence[str], tokenizer: str
-) -> list[TextSettings]:
-    """One TextSettings per retrieval."""
-    return [TextSettings(r, budget, tuple(styles), tokenizer) for r in retrievals]
+def settings_of(text: TextConfig) -> list[TextSettings]:
+    """One TextSettings per retrieval of the ``[text]`` settings."""
+    return [
+        TextSettings(retrieval, text.budget, tuple(text.prompts), text.tokenizer, text.style,
+                     text.include_tests, text.templates)
+        for retrieval in text.retrieval
+    ]  # fmt: skip
 
 
-__all__ = ["TextError", "add_text_configs", "settings_of"]
+__all__ = ["TextError", "add_text_configs", "make_tables", "settings_of"]

@@ -42,8 +42,21 @@ def excluded_by_path(path: str) -> bool:
     return pure.name in GENERATED_NAMES or pure.name.endswith(GENERATED_SUFFIXES)
 
 
+MISSING = -1
+"""The size ``_tree`` gives a blob the mirror does not hold (``git ls-tree -l`` prints BAD)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Tree:
+    """The indexable files of a commit, and the paths whose blob the mirror lacks."""
+
+    files: list[SourceFile]
+    missing: list[str]
+
+
 def _tree(mirror: Path, commit: str) -> list[tuple[str, str, int]]:
-    """(path, blob id, size) of every regular file of the commit (no symlink, no submodule)."""
+    """(path, blob id, size) of every regular file of the commit (no symlink, no submodule);
+    the size is MISSING when the mirror lacks the blob (a partial or damaged clone)."""
     out = git("ls-tree", "-r", "-z", "--long", "--full-tree", commit, cwd=mirror)
     entries = []
     for entry in out.split("\0"):
@@ -52,12 +65,13 @@ def _tree(mirror: Path, commit: str) -> list[tuple[str, str, int]]:
         meta, _, path = entry.partition("\t")
         mode, kind, blob, size = meta.split()
         if kind == "blob" and mode in ("100644", "100755"):
-            entries.append((path, blob, int(size)))
+            entries.append((path, blob, MISSING if size == "BAD" else int(size)))
     return entries
 
 
 def _read_blobs(mirror: Path, blobs: list[str]) -> dict[str, bytes]:
-    """The contents of ``blobs`` in one ``git cat-file --batch``."""
+    """The contents of ``blobs`` in one ``git cat-file --batch``; a blob the mirror lacks
+    is left out."""
     if not blobs:
         return {}
     completed = subprocess.run(
@@ -73,6 +87,9 @@ def _read_blobs(mirror: Path, blobs: list[str]) -> dict[str, bytes]:
     for blob in blobs:
         end = data.index(b"\n", position)
         header = data[position:end].split()
+        if header[1:] == [b"missing"]:
+            position = end + 1
+            continue
         if len(header) != 3 or header[1] != b"blob":
             raise GitError(["cat-file", "--batch"], 0, f"object {blob}: {header!r}")
         size = int(header[2])
@@ -82,17 +99,26 @@ def _read_blobs(mirror: Path, blobs: list[str]) -> dict[str, bytes]:
 
 
 def read_files(mirror: Path, commit: str) -> list[SourceFile]:
+    """The indexable files of ``commit`` sorted by path (``read_tree``'s files)."""
+    return read_tree(mirror, commit).files
+
+
+def read_tree(mirror: Path, commit: str) -> Tree:
     """The indexable files of ``commit`` sorted by path: regular files of at most
     MAX_FILE_BYTES, not vendored or generated (``excluded_by_path``), without a NUL byte in
-    their first 8000 bytes and valid UTF-8 (else binary). GitError when the commit is unknown."""
+    their first 8000 bytes and valid UTF-8 (else binary); and, apart, the paths not excluded
+    by their path whose blob the mirror lacks. GitError when the commit is unknown."""
     wanted = [
         (path, blob)
         for path, blob, size in _tree(mirror, commit)
         if size <= MAX_FILE_BYTES and not excluded_by_path(path)
     ]
     contents = _read_blobs(mirror, sorted({blob for _, blob in wanted}))
-    files = []
+    files, missing = [], []
     for path, blob in sorted(wanted):
+        if blob not in contents:
+            missing.append(path)
+            continue
         raw = contents[blob]
         if b"\0" in raw[:_BINARY_PROBE]:
             continue
@@ -100,4 +126,4 @@ def read_files(mirror: Path, commit: str) -> list[SourceFile]:
             files.append(SourceFile(path, raw.decode("utf-8")))
         except UnicodeDecodeError:
             continue
-    return files
+    return Tree(files, missing)

@@ -1,50 +1,63 @@
 """Which files a prompt shows, best first: BM25 over the repository's files queried with the
-issue, or the files the golden patches edit (oracle)."""
+issue (alone, or after the files the issue names), or the files the golden patches edit."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from builder.core.diffs import parse_patch
+from builder.text.construction import LUCENE_STOPWORDS, Construction
 from builder.text.files import SourceFile
 
-RETRIEVALS = ("bm25", "oracle", "oracle+tests")
-"""bm25: ranked by the issue; oracle: the golden code patch's files; oracle+tests: those and
-the golden test patch's files."""
-
-
-def _tokenize(texts: list[str]) -> list[list[str]]:
-    import bm25s
-
-    tokens = bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
-    return [list(words) for words in tokens]
+RETRIEVALS = ("bm25", "issue+bm25", "oracle", "oracle+tests")
+"""bm25: ranked by the issue; issue+bm25: the files the issue names, then bm25's; oracle: the
+golden code patch's files; oracle+tests: those and the golden test patch's files."""
 
 
 class Bm25Index:
-    """A BM25 index (``bm25s``, Lucene's variant, k1 1.5, b 0.75) of files, each indexed as
-    its path and its text; built once per repository and commit, queried per instance."""
+    """A BM25 index (``bm25s``, Lucene's variant) of files, each indexed as its path and its
+    text, with the construction's k1, b, stemming and stop words; built once per repository
+    and commit, queried per instance."""
 
-    def __init__(self, files: Sequence[SourceFile]) -> None:
+    def __init__(self, files: Sequence[SourceFile], construction: Construction) -> None:
         import bm25s
 
         self.paths = [file.path for file in files]
+        self._construction = construction
+        self._stemmer = None
+        if construction.stem:
+            import Stemmer
+
+            self._stemmer = Stemmer.Stemmer("porter")  # Lucene's PorterStemFilter
         self._retriever = None
         if files:
-            self._retriever = bm25s.BM25()
-            corpus = _tokenize([f"{file.path}\n{file.text}" for file in files])
+            self._retriever = bm25s.BM25(k1=construction.k1, b=construction.b)
+            corpus = self._tokenize([f"{file.path}\n{file.text}" for file in files])
             self._retriever.index(corpus, show_progress=False)
 
+    def _tokenize(self, texts: list[str]) -> list[list[str]]:
+        import bm25s
+
+        stopwords = list(LUCENE_STOPWORDS) if self._construction.stopwords == "lucene" else "en"
+        tokens = bm25s.tokenize(
+            texts, stopwords=stopwords, stemmer=self._stemmer, return_ids=False,
+            show_progress=False,
+        )  # fmt: skip
+        return [list(words) for words in tokens]
+
     def rank(self, query: str) -> list[str]:
-        """Paths of the files that share a term with ``query``, by descending score; equal
-        scores in path order (the same ranking on every run)."""
+        """Paths of the files that share a term with ``query``, by descending score, at most
+        the construction's ``top_k``; equal scores in path order (the same ranking on every
+        run)."""
         if self._retriever is None:
             return []
-        words = _tokenize([query])[0]
+        words = self._tokenize([query])[0]
         if not words:
             return []
         scores = self._retriever.get_scores(words)
         order = sorted(range(len(self.paths)), key=lambda i: (-float(scores[i]), self.paths[i]))
-        return [self.paths[i] for i in order if scores[i] > 0]
+        hits = [self.paths[i] for i in order if scores[i] > 0]
+        return hits[: self._construction.top_k] if self._construction.top_k else hits
 
 
 def edited_paths(patch: str) -> list[str]:

@@ -37,31 +37,31 @@ def _files(directory):
 
 def test_the_command_writes_the_configs_and_a_rerun_the_same_bytes(release, tmp_path, capsys):
     dataset_dir, fixture = release
-    argv = _argv(dataset_dir, tmp_path / "work", fixture.repo.path, "--budget", "300")
+    argv = _argv(dataset_dir, tmp_path / "work", fixture.repo.path, "--budget", "1300")
 
-    assert main([*argv, "--retrieval", "bm25", "--style", "both"]) == 0
+    assert main([*argv, "--retrieval", "bm25", "--prompt", "both"]) == 0
     out = capsys.readouterr().out
-    assert "text configs written to" in out and "bm25_300_zsb, bm25_300_zsp" in out
+    assert "text configs written to" in out and "bm25_1300_zsb, bm25_1300_zsp" in out
     first = _files(dataset_dir)
     text = datasets.load_dataset(
-        "parquet", data_files=str(dataset_dir / "data/bm25_300_zsp/test-*")
+        "parquet", data_files=str(dataset_dir / "data/bm25_1300_zsp/test-*")
     )["train"]
     assert text["instance_id"] == [fixture.instance.instance_id]
     assert "[start of calc/stats.py]" in text["text"][0]
 
-    assert main([*argv, "--retrieval", "bm25", "--style", "both"]) == 0
+    assert main([*argv, "--retrieval", "bm25", "--prompt", "both"]) == 0
     assert "1 of 1 reused from the store" in capsys.readouterr().out
     assert _files(dataset_dir) == first
 
-    extra = ["--retrieval", "oracle+tests", "--style", "zsb", "--tokenizer", "o200k_base"]
+    extra = ["--retrieval", "oracle+tests", "--prompt", "zsb", "--tokenizer", "o200k_base"]
     assert main([*argv, *extra]) == 0
     counted = {entry["name"]: entry["tokenizer"] for entry in read_manifest(dataset_dir)["text"]}
     assert counted == {
-        "bm25_300_zsb": "cl100k_base",
-        "bm25_300_zsp": "cl100k_base",
-        "oracle_tests_300_zsb": "o200k_base",
+        "bm25_1300_zsb": "cl100k_base",
+        "bm25_1300_zsp": "cl100k_base",
+        "oracle_tests_1300_zsb": "o200k_base",
     }
-    assert "| oracle_tests_300_zsb | test | 1 |" in (dataset_dir / "README.md").read_text()
+    assert "| oracle_tests_1300_zsb | test | 1 |" in (dataset_dir / "README.md").read_text()
 
 
 def test_a_missing_repository_exits_2_with_one_line(release, tmp_path, capsys):

@@ -31,7 +31,7 @@ def test_bm25_text_configs_are_added_and_a_rerun_is_byte_identical(release):
     lines = []
     store = ResultStore(release.work_dir / "store")
     repos = RepoCache(release.work_dir / "repos", release.repos)
-    settings = settings_of(["bm25"], 27000, ["zsb", "zsp"], "cl100k_base")
+    settings = settings_of(TextConfig())
 
     entries = add_text_configs(
         release.dataset_dir, settings, repos, store, progress=False, echo=lines.append
@@ -50,7 +50,7 @@ def test_bm25_text_configs_are_added_and_a_rerun_is_byte_identical(release):
 
 def test_the_build_step_writes_what_text_configures(release):
     config = release.model_copy(
-        update={"text": TextConfig(enabled=True, retrieval=["oracle"], styles=["zsp"])}
+        update={"text": TextConfig(enabled=True, retrieval=["oracle"], prompts=["zsp"])}
     )
     store = ResultStore(config.work_dir / "store")
     _write_text_configs(config, store, progress=False, echo=lambda _: None)
@@ -70,7 +70,7 @@ def test_an_instance_without_text_writes_nothing_and_says_which(release):
                        r"owner__calc-1: repo_unavailable: owner/calc: "):  # fmt: skip
         add_text_configs(
             release.dataset_dir,
-            settings_of(["bm25"], 27000, ["zsp"], "cl100k_base"),
+            settings_of(TextConfig(prompts=["zsp"])),
             repos,
             ResultStore(release.work_dir / "store"),
             progress=False,

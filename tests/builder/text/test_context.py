@@ -1,9 +1,10 @@
-"""The repository context: whole numbered files in rank order within the token budget."""
+"""The repository context: whole numbered files chosen in rank order within a token budget."""
 
 import pytest
 
-from builder.text.context import numbered, select
-from builder.text.files import read_files
+from builder.text.construction import ALL_TEXT
+from builder.text.context import code_text, numbered, select
+from builder.text.files import SourceFile, read_files
 from builder.text.retrieval import Bm25Index
 from builder.text.tokens import token_counter
 from tests.support.text_repo import text_fixture
@@ -15,9 +16,21 @@ def _count(path: str, block: str) -> int:
     return COUNT(block)
 
 
-def test_files_are_shown_with_numbered_lines():
+def test_files_are_shown_as_swe_bench_numbers_them():
+    # create_instance.py's add_lines: split at \n, so a final newline gives an empty last line
     assert numbered("a.py", "x = 1\n\ny = 2\n") == (
-        "[start of a.py]\n1 x = 1\n2 \n3 y = 2\n[end of a.py]\n"
+        "[start of a.py]\n1 x = 1\n2 \n3 y = 2\n4 \n[end of a.py]"
+    )
+    files = [SourceFile("b.py", "b"), SourceFile("a.py", "a")]
+    assert code_text(files) == "[start of b.py]\n1 b\n[end of b.py]\n[start of a.py]\n1 a\n[end of a.py]"
+    assert code_text([]) == ""
+
+
+def test_lines_are_counted_at_newlines_only():
+    # str.splitlines() would also split at \f, \x1c-\x1e, \x85, U+2028/9 and \r
+    text = "a\fb\x1cc\x85d\u2028e\rf\ng\n"
+    assert numbered("data.py", text) == (
+        "[start of data.py]\n1 a\fb\x1cc\x85d\u2028e\rf\n2 g\n3 \n[end of data.py]"
     )
 
 
@@ -28,7 +41,6 @@ def test_a_file_that_does_not_fit_is_skipped_and_later_ones_may_fit():
     assert shown.paths[0] == "small.py"
     assert "big.py" not in shown.paths
     assert shown.tokens <= budget
-    assert shown.text == "".join(numbered(p, texts[p]) for p in shown.paths)
 
 
 def test_unknown_and_repeated_paths_are_skipped():
@@ -41,13 +53,12 @@ def test_the_budget_is_never_exceeded(tmp_path, budget):
     fixture = text_fixture(tmp_path / "repo")
     files = read_files(fixture.repo.path, fixture.commit)
     texts = {file.path: file.text for file in files}
-    ranked = Bm25Index(files).rank(fixture.instance.problem_statement)
+    ranked = Bm25Index(files, ALL_TEXT).rank(fixture.instance.problem_statement)
 
     shown = select(ranked, texts, budget, _count)
 
-    assert shown.tokens == sum(COUNT(numbered(p, texts[p])) for p in shown.paths)
-    assert COUNT(shown.text) <= budget
-    for path in shown.paths:  # whole files, never a cut one
-        assert numbered(path, texts[path]) in shown.text
+    shown_files = [SourceFile(path, texts[path]) for path in shown.paths]
+    assert shown.tokens == sum(COUNT(numbered(p, texts[p])) + 1 for p in shown.paths)
+    assert COUNT(code_text(shown_files)) <= budget
     if budget == 27000:
         assert shown.paths == tuple(ranked)  # everything fits

@@ -1,5 +1,6 @@
 """Which files a prompt shows: BM25 ranking by the issue, and the oracles."""
 
+from builder.text.construction import ALL_TEXT
 from builder.text.files import read_files
 from builder.text.retrieval import Bm25Index, edited_paths, oracle
 from tests.support.text_repo import text_fixture
@@ -7,7 +8,7 @@ from tests.support.text_repo import text_fixture
 
 def test_bm25_ranks_the_file_the_issue_is_about_first(tmp_path):
     fixture = text_fixture(tmp_path / "repo")
-    index = Bm25Index(read_files(fixture.repo.path, fixture.commit))
+    index = Bm25Index(read_files(fixture.repo.path, fixture.commit), ALL_TEXT)
 
     ranked = index.rank(fixture.instance.problem_statement)
 
@@ -21,12 +22,12 @@ def test_equal_scores_are_ordered_by_path(tmp_path):
     fixture = text_fixture(tmp_path / "repo")
     same = "def area():\n    return 1\n"
     commit = fixture.repo.commit({"b/shape.py": same, "a/shape.py": same}, "twins")
-    ranked = Bm25Index(read_files(fixture.repo.path, commit)).rank("area")
+    ranked = Bm25Index(read_files(fixture.repo.path, commit), ALL_TEXT).rank("area")
     assert ranked[:2] == ["a/shape.py", "b/shape.py"]
 
 
 def test_an_empty_repository_or_query_ranks_nothing():
-    assert Bm25Index([]).rank("median") == []
+    assert Bm25Index([], ALL_TEXT).rank("median") == []
 
 
 def test_oracles_take_the_existing_files_the_golden_patches_edit(tmp_path):

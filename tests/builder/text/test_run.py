@@ -33,10 +33,13 @@ def test_texts_are_made_stored_and_reused(tmp_path):
     prompts = first.texts[fixture.instance.instance_id]
     assert sorted(prompts) == ["zsb", "zsp"]
     assert "[start of calc/stats.py]\n1 def median(values):\n" in prompts["zsp"]
-    assert prompts["zsb"].index("calc/stats.py") < prompts["zsb"].index("tests/test_stats.py")
+    assert "[start of README.md]" in prompts["zsb"]  # a root README, always shown
+    code = prompts["zsb"].split("<code>\n", 1)[1].split("</code>", 1)[0]
+    shown = [line[10:-1] for line in code.splitlines() if line.startswith("[start of")]
+    assert shown[1:] == sorted(shown[1:])  # the files by path, as SWE-bench shows them
     assert first.reused == 0 and not first.failed
     assert (bar.total, bar.done) == (1, 1)
-    assert first.tokens[fixture.instance.instance_id] <= SETTINGS.budget
+    assert first.tokens[fixture.instance.instance_id]["zsb"] <= SETTINGS.budget
 
     second = make_texts([fixture.instance], SETTINGS, repos, store)
     assert second.reused == 1
@@ -47,8 +50,8 @@ def test_one_snapshot_serves_every_instance_of_a_commit(tmp_path, monkeypatch):
     fixture = text_fixture(tmp_path / "repo")
     other = fixture.instance.model_copy(update={"instance_id": "owner__calc-2"})
     reads = []
-    real = text_run.read_files
-    monkeypatch.setattr(text_run, "read_files", lambda *a: reads.append(a) or real(*a))
+    real = text_run.read_tree
+    monkeypatch.setattr(text_run, "read_tree", lambda *a: reads.append(a) or real(*a))
     repos = RepoCache(tmp_path / "mirrors", fixture.locations)
 
     made = make_texts([fixture.instance, other], SETTINGS, repos, ResultStore(tmp_path / "s"))
@@ -67,7 +70,7 @@ def test_oracle_contexts_hold_the_golden_files_within_a_small_budget(tmp_path):
         ("oracle+tests", ["calc/stats.py", "tests/test_stats.py"]),
     )
     for retrieval, shown in cases:
-        settings = TextSettings(retrieval, 200, ("zsb",), "cl100k_base")
+        settings = TextSettings(retrieval, 200, ("zsb",), "cl100k_base", "all-text")
         made = make_texts([fixture.instance], settings, repos, store)
         prompt = made.texts[fixture.instance.instance_id]["zsb"]
         context = prompt.split("<code>\n", 1)[1].split("</code>", 1)[0]
