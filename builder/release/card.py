@@ -261,7 +261,7 @@ def with_text_configs(card: str, entries: Sequence[Mapping[str, Any]]) -> str:
         + ", ".join(f"`{config}`" for config in swapped)
         + " swap the patch columns: `patch` holds the golden **test** patch between "
         "`<patch>` and `</patch>` lines (what a model is to write), `test_patch` the golden "
-        "**code** patch (without its last newline, as SWE-bench's text datasets leave it). "
+        "**code** patch (its lines rejoined with `\\n`, as SWT-Bench's script leaves it). "
         "Evaluate predictions against the plain configs."
         if swapped
         else ""

@@ -137,8 +137,8 @@ def write_text_split(
 def swt_bench_patches(patch: str, test_patch: str) -> dict[str, str]:
     """SWT-Bench's zsb/zsp columns (``dataset/swt_bench.py``): ``patch`` is the golden test
     patch between ``<patch>`` and ``</patch>`` lines, ``test_patch`` the golden code patch as
-    SWE-bench's text datasets leave it once the ``<patch>`` lines are taken off (its lines
-    joined by ``\n``, so without its last newline)."""
+    SWT-Bench takes it out of SWE-bench's ``<patch>`` lines (its lines rejoined with
+    ``\\n``)."""
     wrapped = "\n".join(["<patch>", patch, "</patch>"])  # SWE-bench's create_text_dataset
     return {
         "patch": "<patch>\n" + test_patch + "\n</patch>",

@@ -8,13 +8,6 @@ import re
 from pathlib import PurePosixPath
 from typing import Literal
 
-LUCENE_STOPWORDS = (
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
-    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
-    "these", "they", "this", "to", "was", "will", "with",
-)  # fmt: skip
-"""Lucene's English stop words (``EnglishAnalyzer``), which Pyserini's BM25 removes."""
-
 _TEST_WORDS = frozenset({"test", "tests", "testing"})
 
 
@@ -30,9 +23,8 @@ class Construction:
     k1: float
     b: float
     stem: bool
-    """Porter (Snowball English) stemming of index and query terms."""
-    stopwords: Literal["lucene", "en"]
-    """lucene: ``LUCENE_STOPWORDS``; en: bm25s's longer English list."""
+    """Porter stemming of index and query terms (Lucene's PorterStemFilter); English stop
+    words are always dropped (bm25s's list is Lucene's)."""
     top_k: int | None
     """BM25 hits kept (None: every file sharing a term with the issue)."""
     readmes: bool
@@ -69,7 +61,7 @@ def is_root_readme(path: str) -> bool:
 
 SWE_BENCH = Construction(
     name="swe-bench", corpus="py", include_tests=True, k1=0.9, b=0.4, stem=True,
-    stopwords="lucene", top_k=20, readmes=True, order="path", budget_scope="prompt",
+    top_k=20, readmes=True, order="path", budget_scope="prompt",
     swap_columns=True,
 )  # fmt: skip
 """SWE-bench's ``bm25_retrieval.py`` and ``create_instance.py`` (Pyserini's Lucene BM25
@@ -78,7 +70,7 @@ test files indexed and the columns swapped, as SWT-Bench made its zsb/zsp datase
 
 ALL_TEXT = Construction(
     name="all-text", corpus="text", include_tests=True, k1=1.5, b=0.75, stem=False,
-    stopwords="en", top_k=None, readmes=False, order="rank", budget_scope="files",
+    top_k=None, readmes=False, order="rank", budget_scope="files",
     swap_columns=False,
 )  # fmt: skip
 """Every indexable text file, bm25s's defaults, every hit in rank order, the budget over the

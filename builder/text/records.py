@@ -145,7 +145,7 @@ def _card(index: dict[str, Any]) -> str:
     swap = (
         "\nIn the configs made as `swe-bench`, as in SWT-Bench's zsb/zsp datasets, `patch` "
         "holds the golden **test** patch between `<patch>` and `</patch>` lines and "
-        "`test_patch` the golden **code** patch (without its last newline).\n"
+        "`test_patch` the golden **code** patch.\n"
         if swapped
         else ""
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from builder.core.diffs import parse_patch
-from builder.text.construction import LUCENE_STOPWORDS, Construction
+from builder.text.construction import Construction
 from builder.text.files import SourceFile
 
 RETRIEVALS = ("bm25", "issue+bm25", "oracle", "oracle+tests")
@@ -38,9 +38,8 @@ class Bm25Index:
     def _tokenize(self, texts: list[str]) -> list[list[str]]:
         import bm25s
 
-        stopwords = list(LUCENE_STOPWORDS) if self._construction.stopwords == "lucene" else "en"
         tokens = bm25s.tokenize(
-            texts, stopwords=stopwords, stemmer=self._stemmer, return_ids=False,
+            texts, stopwords="en", stemmer=self._stemmer, return_ids=False,
             show_progress=False,
         )  # fmt: skip
         return [list(words) for words in tokens]

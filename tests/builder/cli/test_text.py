@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from builder.cli import EXIT_USAGE, main
 from builder.release.manifest import read_manifest
+from builder.text.records import COLUMNS, SKIPPED_COLUMN
 from tests.support.instances import make_release
 from tests.support.text_repo import REPO, text_fixture
 
@@ -84,3 +86,28 @@ def test_a_directory_that_is_no_release_exits_2_in_a_real_process(tmp_path):
     assert completed.stderr == (
         f"swt-builder text: {tmp_path} is not a release dir (no manifest.json)\n"
     )
+
+
+def test_text_from_records_without_a_build_loads_with_swe_bench_s_columns(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    fixture = text_fixture(tmp_path / "repo")
+    records = tmp_path / "records.jsonl"
+    record = {**fixture.instance.to_row(), "extra": 1}
+    records.write_text(json.dumps(record) + "\n")
+    out = tmp_path / "texts"
+    argv = ["text", "--source", str(records), "--output", str(out), "--work-dir",
+            str(tmp_path / "work"), "--set", f"repos.{REPO}={fixture.repo.path}", "--no-progress",
+            "--retrieval", "issue+bm25", "--prompt", "zsb"]  # fmt: skip
+
+    assert main(argv) == 0
+
+    rows = datasets.load_dataset(str(out), "issue_bm25_27k_zsb", split="test")
+    assert rows.column_names == [*COLUMNS, SKIPPED_COLUMN]
+    assert rows["instance_id"] == [fixture.instance.instance_id]
+    assert rows["patch"][0] == f"<patch>\n{fixture.instance.test_patch}\n</patch>"
+    assert rows["FAIL_TO_PASS"][0] == record["FAIL_TO_PASS"]
+    assert "[start of calc/stats.py]" in rows["text"][0]
+    assert main([*argv[:-4], "--style", "all-text", "--prompt", "zsp"]) == 0
+    card = (out / "README.md").read_text()
+    assert "config_name: issue_bm25_27k_zsb" in card
+    assert "config_name: all_text_bm25_27k_zsp" in card

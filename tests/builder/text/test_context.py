@@ -22,7 +22,9 @@ def test_files_are_shown_as_swe_bench_numbers_them():
         "[start of a.py]\n1 x = 1\n2 \n3 y = 2\n4 \n[end of a.py]"
     )
     files = [SourceFile("b.py", "b"), SourceFile("a.py", "a")]
-    assert code_text(files) == "[start of b.py]\n1 b\n[end of b.py]\n[start of a.py]\n1 a\n[end of a.py]"
+    assert code_text(files) == (
+        "[start of b.py]\n1 b\n[end of b.py]\n[start of a.py]\n1 a\n[end of a.py]"
+    )
     assert code_text([]) == ""
 
 

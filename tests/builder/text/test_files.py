@@ -3,7 +3,7 @@
 import pytest
 
 from builder.core.gitutil import GitError
-from builder.text.files import MAX_FILE_BYTES, excluded_by_path, read_files
+from builder.text.files import MAX_FILE_BYTES, excluded_by_path, read_files, read_tree
 from tests.support.text_repo import FILES, LATIN1, text_fixture
 
 
@@ -52,3 +52,15 @@ def test_an_unknown_commit_raises_git_error(tmp_path):
     fixture = text_fixture(tmp_path / "repo")
     with pytest.raises(GitError):
         read_files(fixture.repo.path, "0" * 40)
+
+
+def test_a_blob_the_mirror_lacks_is_named_and_the_rest_read(tmp_path):
+    fixture = text_fixture(tmp_path / "repo")
+    blob = fixture.repo.git("rev-parse", f"{fixture.commit}:calc/stats.py").strip()
+    (fixture.repo.path / ".git/objects" / blob[:2] / blob[2:]).unlink()
+
+    tree = read_tree(fixture.repo.path, fixture.commit)
+
+    assert tree.missing == ["calc/stats.py"]
+    assert "calc/io.py" in {file.path for file in tree.files}
+    assert "calc/stats.py" not in {file.path for file in tree.files}

@@ -110,3 +110,41 @@ def test_config_names():
     assert TextSettings("oracle+tests", 13500, (), "o200k_base").config_name("zsb") == (
         "oracle_tests_13500_zsb"
     )
+
+
+class _InPlace(RepoCache):
+    """The fixture repository used as it is (a clone of a damaged repository fails)."""
+
+    def __init__(self, path):
+        super().__init__(path.parent / "unused")
+        self.path = path
+
+    def mirror(self, repo, commit):
+        return self.path
+
+
+def test_a_file_the_mirror_lacks_is_left_out_and_noted_and_the_texts_made(tmp_path):
+    fixture = text_fixture(tmp_path / "repo")
+    blob = fixture.repo.git("rev-parse", f"{fixture.commit}:calc/geometry.py").strip()
+    (fixture.repo.path / ".git/objects" / blob[:2] / blob[2:]).unlink()
+
+    made = make_texts([fixture.instance], SETTINGS, _InPlace(fixture.repo.path),
+                      ResultStore(tmp_path / "store"))  # fmt: skip
+
+    assert not made.failed
+    assert made.skipped == {fixture.instance.instance_id: ["calc/geometry.py"]}
+    assert "[start of calc/stats.py]" in made.texts[fixture.instance.instance_id]["zsb"]
+
+
+def test_the_issue_aware_retrieval_puts_the_files_the_issue_names_first(tmp_path):
+    fixture = text_fixture(tmp_path / "repo")
+    issue = 'Reading fails:\n  File "/venv/lib/site-packages/calc/io.py", line 2\nmedian'
+    instance = fixture.instance.model_copy(update={"problem_statement": issue})
+    repos = RepoCache(tmp_path / "mirrors", fixture.locations)
+    settings = TextSettings("issue+bm25", 27000, ("zsb",), "cl100k_base", "all-text")
+
+    made = make_texts([instance], settings, repos, ResultStore(tmp_path / "store"))
+
+    assert made.files[instance.instance_id]["zsb"][0] == "calc/io.py"  # BM25 alone: not shown
+    assert "calc/stats.py" in made.files[instance.instance_id]["zsb"]
+    assert settings.config_name("zsb") == "all_text_issue_bm25_27k_zsb"
