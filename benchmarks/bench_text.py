@@ -45,6 +45,22 @@ VARIANTS = (
 BUDGETS = (13000, 27000, 50000)
 
 
+def _label(setting: TextSettings) -> str:
+    return f"{setting.style} {setting.retrieval} {setting.budget}"
+
+
+def _done(results: Path | None) -> dict:
+    """The figures a results file holds per instance id, and ``_seconds`` summed."""
+    done, seconds = {}, collections.Counter()
+    if results and results.is_file():
+        for line in results.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            done[entry["instance_id"]] = entry["figures"]
+            seconds.update(entry["seconds"])
+    done["_seconds"] = seconds
+    return done
+
+
 class _Mirrors(RepoCache):
     """Bare mirrors used where they are: ``ROOT/<owner>+<name>/repo``."""
 
@@ -62,6 +78,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mirrors", type=Path, required=True, help="ROOT of OWNER+NAME/repo")
     parser.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     parser.add_argument("--limit", type=int, help="records to take (default: all)")
+    parser.add_argument(
+        "--results", type=Path,
+        help="a JSONL file each record's figures are appended to as they are made; a rerun "
+        "skips the records it holds (default: none kept)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
 
     constructions.CONSTRUCTIONS["py-lucene"] = PY_LUCENE  # a variant for comparison only
@@ -75,29 +96,40 @@ def main(argv: list[str] | None = None) -> None:
         for style, retrieval in VARIANTS
         for budget in args.budgets
     ]
-    found = {setting: {} for setting in settings}
-    seconds = collections.Counter()
+    done = _done(args.results)
+    seconds = collections.Counter(done.pop("_seconds", {}))
     mirrors, snapshots = _Mirrors(args.mirrors), collections.OrderedDict()
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as work:
         store = ResultStore(Path(work) / "store")
         for record in sorted(records, key=lambda r: (r.repo, r.base_commit, r.instance_id)):
+            if record.instance_id in done:
+                continue
+            figures, spent = {}, {}
             for setting in settings:
                 began = time.perf_counter()
                 run = make_texts([record], setting, mirrors, store, snapshots=snapshots)
-                seconds[(setting.style, setting.retrieval)] += time.perf_counter() - began
+                label = f"{setting.style} {setting.retrieval}"
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - began
                 if run.failed:
                     raise SystemExit(f"{record.instance_id}: {run.failed[0]}")
-                found[setting][record.instance_id] = (
+                figures[_label(setting)] = (
                     run.files[record.instance_id]["zsb"],
                     run.tokens[record.instance_id]["zsb"],
                 )
+            done[record.instance_id] = figures
+            seconds.update(spent)
+            if args.results:
+                with args.results.open("a", encoding="utf-8") as handle:
+                    line = {"instance_id": record.instance_id, "figures": figures,
+                            "seconds": spent}  # fmt: skip
+                    handle.write(json.dumps(line) + "\n")
     wall = time.perf_counter() - start
     gold = {r.instance_id: edited_paths(r.patch) for r in records}
     print("| variant | budget | All | Any | prompt tokens median | max |")
     print("|---|---:|---:|---:|---:|---:|")
     for setting in settings:
-        shown = found[setting]
+        shown = {i: done[i][_label(setting)] for i in gold}
         every = sum(set(gold[i]) <= set(shown[i][0]) for i in shown) / len(shown)
         some = sum(bool(set(gold[i]) & set(shown[i][0])) for i in shown) / len(shown)
         tokens = [shown[i][1] for i in shown]
@@ -106,8 +138,10 @@ def main(argv: list[str] | None = None) -> None:
             f"{100 * every:.1f} % | {100 * some:.1f} % | {statistics.median(tokens):,.0f} | "
             f"{max(tokens):,} |"
         )
-    print(f"wall time {wall:.0f} s; per variant (all budgets, snapshots shared): "
-          + json.dumps({f"{s} {r}": round(t) for (s, r), t in seconds.items()}))  # fmt: skip
+    print(
+        f"wall time of this run {wall:.0f} s; seconds per variant over all runs (all "
+        "budgets, snapshots shared): " + json.dumps({k: round(t) for k, t in seconds.items()})
+    )
 
 
 if __name__ == "__main__":
