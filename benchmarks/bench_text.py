@@ -79,6 +79,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     parser.add_argument("--limit", type=int, help="records to take (default: all)")
     parser.add_argument(
+        "--variants", nargs="+", choices=[f"{s} {r}" for s, r in VARIANTS],
+        help="the variants to measure (default: all)",
+    )  # fmt: skip
+    parser.add_argument(
         "--results", type=Path,
         help="a JSONL file each record's figures are appended to as they are made; a rerun "
         "skips the records it holds (default: none kept)",
@@ -94,6 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = [
         TextSettings(retrieval, budget, ("zsb",), "cl100k_base", style)
         for style, retrieval in VARIANTS
+        if not args.variants or f"{style} {retrieval}" in args.variants
         for budget in args.budgets
     ]
     done = _done(args.results)

@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from builder.text.construction import is_test_path
 from builder.text.files import SourceFile
 
 _PATH = re.compile(r"[\w.\-~]*(?:[/\\][\w.\-]+)+|\b[\w\-]+\.py\b")
@@ -92,3 +93,16 @@ class NameIndex:
             if path:
                 return path
         return None
+
+
+def issue_first(named: Sequence[str], ranked: Sequence[str]) -> list[str]:
+    """The issue-aware ranking: the files ``named`` that are not tests, those BM25 ranks
+    (``ranked``) first and in its order, then the rest as named; then BM25's hits that are
+    not tests; then the test files of either. The files to fix are code, and an issue's
+    traceback or example names tests as often."""
+    position = {path: index for index, path in enumerate(ranked)}
+    code = [path for path in named if not is_test_path(path)]
+    code.sort(key=lambda path: position.get(path, len(ranked)))  # stable: named order after
+    hits = [path for path in ranked if not is_test_path(path)]
+    tests = [path for path in [*named, *ranked] if is_test_path(path)]
+    return list(dict.fromkeys([*code, *hits, *tests]))

@@ -20,7 +20,7 @@ from builder.text import context, prompts, retrieval
 from builder.text.construction import CONSTRUCTIONS, Construction, is_root_readme
 from builder.text.errors import TextError
 from builder.text.files import SourceFile, Tree, read_tree
-from builder.text.named import NameIndex
+from builder.text.named import NameIndex, issue_first
 from builder.text.tokens import token_counter
 
 STAGE = "text"
@@ -150,7 +150,8 @@ def _ranked(instance: TextInput, snapshot: _Snapshot, settings: TextSettings) ->
     if settings.retrieval == "bm25":
         return snapshot.index(construction).rank(issue)
     if settings.retrieval == "issue+bm25":
-        return snapshot.names(construction).named(issue) + snapshot.index(construction).rank(issue)
+        return issue_first(snapshot.names(construction).named(issue),
+                           snapshot.index(construction).rank(issue))  # fmt: skip
     with_tests = settings.retrieval == "oracle+tests"
     return retrieval.oracle(instance.patch, instance.test_patch, with_tests)
 

@@ -1,7 +1,7 @@
 """The files an issue names: paths, tracebacks, dotted modules, identifiers defined once."""
 
 from builder.text.files import SourceFile
-from builder.text.named import IDENTIFIER_FILES, NameIndex
+from builder.text.named import IDENTIFIER_FILES, NameIndex, issue_first
 
 FILES = [
     SourceFile("src/pkg/__init__.py", ""),
@@ -37,3 +37,13 @@ def test_identifiers_name_at_most_a_few_files():
     many = [SourceFile(f"m{n}.py", f"def only_here_{n}():\n    pass\n") for n in range(9)]
     named = NameIndex(many).named(" ".join(f"only_here_{n}" for n in range(9)))
     assert named == [f"m{n}.py" for n in range(IDENTIFIER_FILES)]
+
+
+def test_the_issue_aware_ranking_puts_named_code_first_in_bm25_s_order_and_tests_last():
+    named = ["tests/test_expr.py", "src/pkg/io/reader.py", "src/pkg/core/expr.py"]
+    ranked = ["src/pkg/core/expr.py", "tests/test_io.py", "src/pkg/io/writer.py"]
+    assert issue_first(named, ranked) == [
+        "src/pkg/core/expr.py", "src/pkg/io/reader.py",  # named, BM25's order, then the rest
+        "src/pkg/io/writer.py",  # BM25's other hits
+        "tests/test_expr.py", "tests/test_io.py",  # tests last
+    ]  # fmt: skip
