@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from builder.core.config import Config
 from builder.core.errors import SwtError
+from builder.release.card_diff import CARD, card_diff, human_size
 from builder.release.manifest import MANIFEST, hash_files, read_manifest
 
 if TYPE_CHECKING:
@@ -24,6 +25,15 @@ KEEP_REMOTE = frozenset({".gitattributes"})
 
 class PublishError(SwtError, RuntimeError):
     """Publishing is refused: no token, a tag that exists, or a release dir that was altered."""
+
+
+class HubUnreachable(PublishError):
+    """The Hub did not answer (no network, a wrong endpoint, ``HF_HUB_OFFLINE``): a dry run
+    shows the release alone, a publish is refused. ``reason`` is the first half of the line."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"{reason}; check the network, HF_ENDPOINT or publish.endpoint")
+        self.reason = reason
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,8 +68,10 @@ def resolve_target(config: Config, repo_id: str | None = None) -> PublishTarget:
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
 _TRANSPORT_ERRORS = (("httpx2", "TransportError"), ("httpx", "TransportError"),
-                     ("requests", "ConnectionError"), ("requests", "Timeout"))  # fmt: skip
-"""The HTTP libraries huggingface_hub has used, and their "the server was not reached" errors."""
+                     ("requests", "ConnectionError"), ("requests", "Timeout"),
+                     ("huggingface_hub.errors", "OfflineModeIsEnabled"))  # fmt: skip
+"""The HTTP libraries huggingface_hub has used, and their "the server was not reached" errors
+(HF_HUB_OFFLINE: not asked at all)."""
 
 
 def _unreachable_errors() -> tuple[type[Exception], ...]:
@@ -82,9 +94,9 @@ def _hub_errors(target: PublishTarget) -> Iterator[None]:
     try:
         yield
     except _unreachable_errors() as error:
-        raise PublishError(
-            f"cannot reach the Hub at {where} ({type(error).__name__}: {error}); "
-            "check the network, HF_ENDPOINT or publish.endpoint"
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise HubUnreachable(
+            f"cannot reach the Hub at {where} ({type(error).__name__}: {first})"
         ) from error
     except HfHubHTTPError as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
@@ -114,23 +126,47 @@ class PublishPlan:
     update: list[str]
     delete: list[str]
     unchanged: list[str]
+    sizes: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Bytes of every release file."""
+    unreached: str = ""
+    """Why the Hub was not asked or did not answer; then every file is listed to add."""
+    card_against: str = ""
+    """What the card was compared with (the Hub's, the previous release's), or empty: none."""
+    card: list[str] = dataclasses.field(default_factory=list)
+    """The unified diff from that card to the release's (empty: none, or the same)."""
 
     @property
     def changes(self) -> bool:
         return bool(self.add or self.update or self.delete)
 
     def render(self) -> str:
-        where = f"revision {self.revision}" if self.revision else "a repository that does not exist"
-        lines = [f"publish {self.repo_id} {self.tag}: against {where}"]
+        if self.unreached:
+            where = f"the Hub not reached ({self.unreached}): the release alone"
+        elif self.revision:
+            where = f"against revision {self.revision}"
+        else:
+            where = "against a repository that does not exist"
+        lines = [f"publish {self.repo_id} {self.tag}: {where}"]
         if self.tag_exists:
             lines.append(f"  tag {self.tag} exists: refused (a released version never changes)")
-        for label, paths in (("add", self.add), ("update", self.update), ("delete", self.delete)):
-            lines.extend(f"  {label:<7} {path}" for path in paths)
+        for label, paths in (("add", self.add), ("update", self.update)):
+            lines.extend(f"  {label:<7} {path} ({human_size(self.sizes[path])})" for path in paths)
+        lines.extend(f"  {'delete':<7} {path}" for path in self.delete)
+        upload = human_size(sum(self.sizes[path] for path in self.add + self.update))
         lines.append(
-            f"  {len(self.add)} to add, {len(self.update)} to update, {len(self.delete)} to "
-            f"delete, {len(self.unchanged)} unchanged; then tag {self.tag}"
+            f"  {len(self.add)} to add, {len(self.update)} to update ({upload} to upload), "
+            f"{len(self.delete)} to delete, {len(self.unchanged)} unchanged; then tag {self.tag}"
         )
+        lines.extend(self._card_lines())
         return "\n".join(lines)
+
+    def _card_lines(self) -> list[str]:
+        if not self.card_against:
+            return [f"card: nothing to compare {CARD} with (the Hub's is unknown, no previous "
+                    "release)"]  # fmt: skip
+        if not self.card:
+            return [f"card: {CARD} is the same as {self.card_against}"]
+        return [f"card: {CARD} against {self.card_against}:", *self.card]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,24 +220,49 @@ def _remote_state(
     return revision, remote, any(ref.name == tag_name(version) for ref in refs.tags)
 
 
-def plan_publish(dataset_dir: Path, target: PublishTarget) -> PublishPlan:
-    """Compare the release with the Hub's current ``main`` (read-only)."""
+def _remote_card(target: PublishTarget, revision: str) -> str:
+    """The card of the Hub's ``revision``, read with huggingface_hub's own HTTP session."""
+    from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+    endpoint = (target.endpoint or DEFAULT_ENDPOINT).rstrip("/")
+    url = f"{endpoint}/datasets/{target.repo_id}/resolve/{revision}/{CARD}"
+    response = get_session().get(url, headers=build_hf_headers(token=target.token or False))
+    hf_raise_for_status(response)
+    return response.content.decode("utf-8", errors="replace")
+
+
+def plan_publish(
+    dataset_dir: Path, target: PublishTarget, previous_dir: Path | None = None
+) -> PublishPlan:
+    """Compare the release with the Hub's current ``main`` (read-only). When the Hub cannot be
+    reached the plan is the release alone: every file to add, the card against the previous
+    release's (``previous_dir``) if there is one."""
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
     dataset_dir = Path(dataset_dir)
     version = read_manifest(dataset_dir)["version"]
     files = local_files(dataset_dir)
+    sizes = {path: (dataset_dir / path).stat().st_size for path in files}
+    ours = (dataset_dir / CARD).read_text(encoding="utf-8") if CARD in files else ""
     api = _api(target)
     remote: dict[str, str] = {}
-    revision = None
+    revision, unreached = None, ""
     repo_exists, tag_exists = True, False
-    with _hub_errors(target):
-        try:
-            revision, remote, tag_exists = _remote_state(api, target, version)
-        except RepositoryNotFoundError:
-            repo_exists = False
-        except RevisionNotFoundError:
-            revision = None
+    theirs: tuple[str, str] | None = None
+    try:
+        with _hub_errors(target):
+            try:
+                revision, remote, tag_exists = _remote_state(api, target, version)
+            except RepositoryNotFoundError:
+                repo_exists = False
+            except RevisionNotFoundError:
+                revision = None
+            card = _remote_card(target, revision) if revision and CARD in remote else ""
+            theirs = ("the Hub's", card)
+    except HubUnreachable as error:
+        unreached, repo_exists = error.reason, False
+        if previous_dir is not None and (Path(previous_dir) / CARD).is_file():
+            theirs = ("the previous release's", (Path(previous_dir) / CARD).read_text("utf-8"))
     add, update, unchanged = [], [], []
     for path, sha256 in sorted(files.items()):
         if path not in remote:
@@ -211,6 +272,10 @@ def plan_publish(dataset_dir: Path, target: PublishTarget) -> PublishPlan:
         same = remote[path] in (sha256, git_blob_sha1(data))
         (unchanged if same else update).append(path)
     delete = sorted(p for p in remote if p not in files and p not in KEEP_REMOTE)
+    against, card = "", []
+    if theirs is not None:
+        against = f"{theirs[0]} {CARD}"
+        card = card_diff(theirs[1], ours, f"{theirs[0]} {CARD}", f"this release's {CARD}")
     return PublishPlan(
         target.repo_id,
         version,
@@ -222,20 +287,31 @@ def plan_publish(dataset_dir: Path, target: PublishTarget) -> PublishPlan:
         update,
         delete,
         unchanged,
+        sizes,
+        unreached,
+        against,
+        card,
     )
 
 
 def publish_release(
-    dataset_dir: Path, target: PublishTarget, dry_run: bool = False
+    dataset_dir: Path,
+    target: PublishTarget,
+    dry_run: bool = False,
+    previous_dir: Path | None = None,
 ) -> PublishOutcome:
     """Upload every changed file in one commit on ``main`` and tag it ``v<version>``.
 
-    A release without instances is refused (a dry run still shows its plan).
+    A release without instances is refused (a dry run still shows its plan), and so is a
+    publish while the Hub cannot be reached (a dry run then shows the release alone, its card
+    against ``previous_dir``'s).
     """
     dataset_dir = Path(dataset_dir)
-    plan = plan_publish(dataset_dir, target)
+    plan = plan_publish(dataset_dir, target, previous_dir)
     if dry_run:
         return PublishOutcome(plan, None, True)
+    if plan.unreached:
+        raise HubUnreachable(plan.unreached)
     if not read_manifest(dataset_dir)["counts"]["instances"]:
         raise PublishError(f"{dataset_dir} holds no instance: nothing to publish")
     with _hub_errors(target):

@@ -25,14 +25,18 @@ def _one_line(err: str) -> str:
     return lines[0]
 
 
-def test_publish_dry_run_with_the_hub_unreachable(tmp_path, monkeypatch, capsys) -> None:
+def test_publish_with_the_hub_unreachable(tmp_path, monkeypatch, capsys) -> None:
     config, _ = make_release(tmp_path / "out", [make_instance(1)])
     endpoint = closed_port_url()
     monkeypatch.setenv("HF_ENDPOINT", endpoint)
-    argv = ["publish", "--dataset-dir", str(config.dataset_dir), "--repo-id", "a/b", "--dry-run"]
+    monkeypatch.setenv("HF_TOKEN", "hf_unreached_0001")
+    argv = ["publish", "--dataset-dir", str(config.dataset_dir), "--repo-id", "a/b"]
     assert main(argv) == EXIT_USAGE
     line = _one_line(capsys.readouterr().err)
     assert line.startswith("swt-builder publish: cannot reach the Hub at " + endpoint)
+    assert main([*argv, "--dry-run"]) == 0  # a dry run shows the release alone
+    out = capsys.readouterr().out
+    assert f"the Hub not reached (cannot reach the Hub at {endpoint}" in out
 
 
 def test_publish_of_a_dir_without_a_release(tmp_path, capsys) -> None:

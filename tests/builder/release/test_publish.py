@@ -65,6 +65,63 @@ def test_dry_run_on_a_missing_repo_lists_every_file_and_changes_nothing(hub, tmp
     assert REPO not in hub.repos and not _commits(hub)
 
 
+def test_dry_run_with_no_hub_at_all_lists_files_sizes_and_the_card_diff(tmp_path, monkeypatch):
+    from tests.support.net import closed_port_url
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_XET", True)
+    endpoint = closed_port_url()  # nothing listens there: the real client gets no answer
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    first = _release(tmp_path, "0.1.0", count=3)
+    second = _release(tmp_path, "0.2.0", count=2, previous=str(first.dataset_dir))
+    target = resolve_target(second, REPO)
+    plan = publish_release(
+        second.dataset_dir, target, dry_run=True, previous_dir=first.dataset_dir
+    ).plan
+    local = _local(second.dataset_dir)
+    assert plan.unreached.startswith(f"cannot reach the Hub at {endpoint}")
+    assert sorted(plan.add) == sorted(local) and not plan.update and not plan.delete
+    assert plan.sizes == {path: len(data) for path, data in local.items()}
+    text = plan.render()
+    assert "the Hub not reached" in text and "the release alone" in text
+    assert f"add     README.md ({plan.sizes['README.md'] / 1024:.1f} KiB)" in text
+    assert "card: README.md against the previous release's README.md:" in text
+    old_card = (first.dataset_dir / "README.md").read_text().splitlines()
+    new_card = local["README.md"].decode().splitlines()
+    removed = [line for line in old_card if line not in new_card]
+    added = [line for line in new_card if line not in old_card]
+    assert removed and added
+    assert all(f"-{line}" in plan.card for line in removed)
+    assert all(f"+{line}" in plan.card for line in added)
+    with pytest.raises(PublishError, match=f"cannot reach the Hub at {endpoint}"):
+        publish_release(second.dataset_dir, target)
+    alone = plan_publish(first.dataset_dir, resolve_target(first, REPO))
+    assert "card: nothing to compare README.md with" in alone.render()
+
+
+def test_hf_hub_offline_asks_the_hub_nothing(hub, tmp_path, monkeypatch):
+    config = _release(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    plan = plan_publish(config.dataset_dir, resolve_target(config, REPO))
+    assert "offline mode is enabled" in plan.unreached.lower()
+    assert sorted(plan.add) == sorted(_local(config.dataset_dir)) and hub.requests == []
+
+
+def test_dry_run_shows_the_card_diff_against_the_hubs_card(hub, tmp_path):
+    first = _release(tmp_path, "0.1.0", count=3)
+    publish_release(first.dataset_dir, resolve_target(first, REPO))
+    second = _release(tmp_path, "0.2.0", count=2, previous=str(first.dataset_dir))
+    hub.repos[REPO].commit({**hub.files(REPO), "README.md": b"# edited on the Hub\n"}, "edit")
+    plan = plan_publish(second.dataset_dir, resolve_target(second, REPO))
+    assert not plan.unreached and "README.md" in plan.update
+    assert plan.card_against == "the Hub's README.md"
+    assert "-# edited on the Hub" in plan.card
+    card = (second.dataset_dir / "README.md").read_text().splitlines()
+    assert all(f"+{line}" in plan.card for line in card)
+    assert ("GET", f"/datasets/{REPO}/resolve/{plan.revision}/README.md") in hub.requests
+
+
 def test_publish_uploads_everything_in_one_commit_and_tags_it(hub, tmp_path):
     config = _release(tmp_path)
     outcome = publish_release(config.dataset_dir, resolve_target(config, REPO))
