@@ -6,7 +6,10 @@ exactly the instances they hit."""
 import json
 import os
 import shutil
+import signal
 import stat
+import threading
+import time
 
 from builder.cli import main
 from builder.core.repos import RepoCache
@@ -126,3 +129,62 @@ def test_an_unwritable_output_dir_is_one_line_before_any_work(tmp_path, capsys, 
         "which is not a directory"
     )
     assert out == "" and not (tmp_path / "work" / "store").exists()
+
+
+KILLED_TESTS = """
+import pathlib, time
+
+
+def test_waits_to_be_killed():
+    pathlib.Path.home().joinpath("swt-kill-me").write_text("up")
+    time.sleep(90)
+"""
+
+
+def _kill_the_sandbox_of_the_run_that_waits(work, killed):
+    """SIGKILL, from outside, the launcher of the run whose HOME holds ``swt-kill-me``: the
+    topmost process naming its run dir (as an operator's ``kill -9`` or a host's tool would)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not killed:
+        for marker in work.glob("**/home/swt-kill-me"):
+            run_dir = str(marker.parent.parent)
+            naming = {pid: parent for pid, parent, cmdline in _processes() if run_dir in cmdline}
+            for pid, parent in naming.items():
+                if parent not in naming:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+        time.sleep(0.05)
+
+
+def _processes():
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat_line = open(f"/proc/{entry}/stat").read()
+                cmdline = open(f"/proc/{entry}/cmdline", "rb").read().decode(errors="replace")
+            except OSError:
+                continue
+            yield int(entry), int(stat_line.rsplit(")", 1)[1].split()[1]), cmdline
+
+
+def test_a_run_killed_from_outside_is_infra_error_and_tried_again(tmp_path, capsys, env_dir):
+    project = Project(tmp_path / "repo", repo=REPO)
+    good = [project.candidate(case, project.diff(hostile_tests(""))) for case in ("a", "b")]
+    hit = project.candidate("c", project.diff(hostile_tests(KILLED_TESTS)))
+    killed: list[int] = []
+    killer = threading.Thread(
+        target=_kill_the_sandbox_of_the_run_that_waits, args=(tmp_path / "work", killed)
+    )
+    killer.start()
+    code, out, err = _build(tmp_path, capsys, project, [*good, hit], env_dir)
+    killer.join()
+    assert killed and code == 0, err
+    assert "1 infra_error: killed (not stored: tried again)" in out
+    rejected = _rows(tmp_path / "dist" / "swt-dataset" / "rejected" / "validate.jsonl")
+    assert [(r["record"]["instance_id"], r["reason"]) for r in rejected] == [
+        ("hostile-c", "infra_error")
+    ]
+    evidence = rejected[0]["evidence"]
+    assert evidence["fault"] == "killed"
+    assert evidence["error"] == "the run's sandbox was killed from outside by SIGKILL"
+    assert len(_validated(tmp_path)) == 2  # the two judged; not the one killed

@@ -23,6 +23,7 @@ from validation.environments.metadata import SHIM, Identity, identity
 from validation.environments.refusal import SandboxRefused, refused_run
 from validation.environments.runtime import RuntimeFiles
 from validation.environments.sandbox import require as require_sandbox
+from validation.runs import host_kill
 from validation.runs.backends.base import Backend, Session, read_optional
 from validation.runs.patches import apply_patch
 from validation.runs.process import Completed, run_killable
@@ -114,20 +115,29 @@ class LocalSession(Session):
         apply_patch(self.tree, patch, label, check_only)
 
     def run(self, command: list[str], log_path: Path, timeout_s: float) -> Completed:
-        """SandboxRefused when the sandbox (or a launcher) did not start ``command``."""
-        completed = self._run(command, log_path, timeout_s)
+        """SandboxRefused when the sandbox (or a launcher) did not start ``command``; HostKilled
+        when the host ended it (``host_kill``)."""
+        oom_before = host_kill.oom_kills()
+        completed, own_limit = self._run(command, log_path, timeout_s)
         refused = None if completed.timed_out else refused_run(completed.exit_code, log_path)
         if refused is not None:
             raise SandboxRefused(f"the sandbox did not start a run: {refused}", log=str(log_path))
+        killed = host_kill.killed_by_host(
+            completed.exit_code, outside=self.bwrap is not None, oom_before=oom_before,
+            oom_after=host_kill.oom_kills(), own_limit=own_limit,
+        )  # fmt: skip
+        if killed is not None:
+            raise host_kill.HostKilled(killed, log=str(log_path))
         return completed
 
-    def _run(self, command: list[str], log_path: Path, timeout_s: float) -> Completed:
+    def _run(self, command: list[str], log_path: Path, timeout_s: float) -> tuple[Completed, bool]:
+        """The run, and whether it reached its own cgroup's ``memory.max``."""
         env = self._env()
         if self.bwrap is None:
             return run_killable(
                 self.wrap(command), cwd=self.tree, env=env, log_path=log_path,
                 timeout_s=timeout_s,
-            )  # fmt: skip
+            ), False  # fmt: skip
         cgroups, _ = sandbox_cgroup.found()
         limits = self.limits
         with (
@@ -137,10 +147,11 @@ class LocalSession(Session):
             if user is not None:  # the builder is root: the run's own uid writes these
                 user.lend(self.run_dir, self.tree)
             try:
-                return run_killable(
+                completed = run_killable(
                     sandbox_cgroup.entered(group, self.wrap(command, user)), cwd=self.tree,
                     env=env, log_path=log_path, timeout_s=timeout_s,
                 )  # fmt: skip
+                return completed, host_kill.limit_reached(group) > 0
             finally:
                 if user is not None:  # the builder's again, git's checks of ownership too
                     sandbox_user.restore(self.run_dir, self.tree)
