@@ -41,10 +41,16 @@ def _collect(
     echo: Callable[[str], None] = print,
     progress: bool = False,
 ) -> int:
-    """``swt-builder collect``: write the candidates as JSONL and the drops beside them."""
+    """``swt-builder collect``: write the candidates as JSONL and the drops beside them. The
+    work dir and the output file's folder are checked writable first (Unwritable: one line
+    each, exit 2)."""
     from builder.core.pipeline import funnel_lines
     from builder.core.records import write_jsonl
+    from builder.core.writable import check_writable
     from builder.progress import Progress
+
+    output = Path(output)
+    check_writable({"work dir": config.work_dir, "output dir": output.parent})
 
     if recipe_files:
         files = [str(Path(f).resolve()) for f in recipe_files]
@@ -68,7 +74,6 @@ def _collect(
     except GitHubUnavailable as error:
         print(f"swt-builder collect: GitHub unavailable: {error}", file=sys.stderr)
         return 1
-    output = Path(output)
     write_jsonl(output, run.candidates)
     rejected.write(output.parent / "rejected", [STAGE])
     echo("drop funnel:")

@@ -109,7 +109,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Score the predictions; the reports' dir and the work dir are checked writable first
+    (Unwritable: one line each, exit 2)."""
     from builder.core.config import load_config
+    from builder.core.writable import check_writable
     from builder.evaluate.run import RUN_ID, EvaluationError, Request, check, evaluate
     from builder.evaluate.swt_metrics import SwtSummary, table
     from builder.progress import Progress
@@ -149,9 +152,10 @@ def run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
     )
     check(request)
+    where = config.output_dir / "evaluations" / args.run_id
+    check_writable({"output dir": where, "work dir": config.work_dir})  # one line each
     with Progress("evaluate", "prediction", enabled=not args.no_progress) as bar:
         summary = evaluate(request, config, progress=bar)
-    where = config.output_dir / "evaluations" / args.run_id
     if isinstance(summary, SwtSummary):
         print(table(args.run_id, summary), end="")
         print(

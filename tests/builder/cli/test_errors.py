@@ -141,3 +141,35 @@ def test_github_unavailable_during_a_build(tmp_path, monkeypatch, capsys) -> Non
     assert main(argv) == EXIT_USAGE
     line = _one_line(capsys.readouterr().err)
     assert line.startswith("swt-builder build: GitHub at http://127.0.0.1:9 unavailable: pulls:")
+
+
+def _under_a_file(tmp_path: Path) -> Path:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where a folder should be\n")
+    return blocker
+
+
+def test_evaluate_checks_its_output_and_work_dirs_before_any_work(tmp_path, capsys) -> None:
+    blocker = _under_a_file(tmp_path)
+    config, _ = make_release(tmp_path / "out", [make_instance(1)])
+    argv = ["evaluate", "--dataset", str(config.dataset_dir), "--predictions", "gold"]
+    argv += ["--run-id", "r1", "--output-dir", str(blocker / "dist"), "--no-progress"]
+    argv += ["--work-dir", str(blocker / "work")]
+    assert main(argv) == EXIT_USAGE
+    lines = capsys.readouterr().err.strip().splitlines()
+    reports = blocker / "dist" / "evaluations" / "r1"
+    assert lines == [
+        f"swt-builder evaluate: output dir {reports} is under {blocker}, which is not a directory",
+        f"work dir {blocker / 'work'} is under {blocker}, which is not a directory",
+    ]
+
+
+def test_collect_checks_its_output_folder_before_any_work(tmp_path, capsys) -> None:
+    blocker = _under_a_file(tmp_path)
+    output = blocker / "candidates.jsonl"
+    argv = ["collect", "--work-dir", str(tmp_path / "work"), "--output", str(output)]
+    argv += ["--base-url", closed_port_url(), "--no-progress"]  # never asked: exit 2, not 1
+    assert main(argv) == EXIT_USAGE
+    line = _one_line(capsys.readouterr().err)
+    assert line == (f"swt-builder collect: output dir {blocker} is not a directory")
+    assert not (tmp_path / "work").exists()
