@@ -117,6 +117,10 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         digest = result_key(self.name, self.fingerprint(), arguments["repos"])
         return WorkerStage(ValidateStage, arguments, digest)
 
+    def evidence_root(self) -> Path:
+        """Its logs are under its work dir (``logs/<instance>/<key>``)."""
+        return self.work_dir
+
     def process(self, record: Candidate) -> Outcome:
         """The record's verdict, or an ``infra_error`` when the machine failed it (a sandbox
         that does not start, a checkout or fetch that fails, a full disk, …): no verdict."""

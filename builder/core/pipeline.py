@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from builder.core import evidence_files
 from builder.core.errors import SwtError
 from builder.core.executor import Executor
 from builder.core.faults import is_infrastructure
@@ -130,6 +131,11 @@ class Stage(abc.ABC):
         of this machine), or a WorkerStage that builds it again in a worker-local work dir."""
         return self
 
+    def evidence_root(self) -> Path | None:
+        """Where the files its evidence names (logs) are kept: a worker's are carried back
+        with each result and kept here on the client. None: its evidence names no file."""
+        return None
+
 
 WORKER_DIR_ENV = "SWT_WORKER_DIR"
 """Where a worker keeps its caches (mirrors, environments); default: a ``swt-work`` dir in the
@@ -188,11 +194,39 @@ def _decode(stage: Stage, stored: dict[str, Any]) -> Outcome:
     return Outcome(verdict, output)
 
 
+CARRIED = "carried"
+"""A worker's result's files (see :func:`_compute`): taken off before the result is stored."""
+
+
 def _compute(stage: Stage | WorkerStage, record: Record) -> dict[str, Any]:
-    """One task, wherever it runs: the outcome as the store keeps it (JSON-able)."""
-    if isinstance(stage, WorkerStage):
-        stage = stage.build()
-    return _encode(stage.process(record))
+    """One task, wherever it runs: the outcome as the store keeps it (JSON-able). On a
+    worker, the files its evidence names come along (``CARRIED``: the worker's root and
+    the files' bytes), to be kept on the client."""
+    if not isinstance(stage, WorkerStage):
+        return _encode(stage.process(record))
+    built = stage.build()
+    outcome = built.process(record)
+    encoded = _encode(outcome)
+    root = built.evidence_root()
+    if root is not None:
+        files = evidence_files.named_files(outcome.verdict.evidence, root)
+        if files:
+            encoded[CARRIED] = {"root": os.path.abspath(root), "files": files}
+    return encoded
+
+
+def _received(stage: Stage, encoded: dict[str, Any]) -> dict[str, Any]:
+    """A result as the client stores it: files carried from a worker written under the
+    stage's evidence root, the evidence naming them there."""
+    carried = encoded.pop(CARRIED, None)
+    root = stage.evidence_root()
+    if carried is None or root is None:
+        return encoded
+    verdict = dict(encoded["verdict"])
+    verdict["evidence"] = evidence_files.place(
+        verdict["evidence"], carried["files"], carried["root"], root
+    )
+    return {**encoded, "verdict": verdict}
 
 
 class RejectedLog:
@@ -235,7 +269,9 @@ def run_stage(
     """Yield the kept outputs in input order; reuse stored results, compute the rest.
 
     Each result is stored here, by the caller, as it arrives (workers of a cluster write
-    nothing the caller reads): a run killed part way keeps every result that came back. An
+    nothing the caller reads; the files a result's evidence names come back with it and are
+    kept under the stage's ``evidence_root``): a run killed part way keeps every result that
+    came back. An
     infrastructure fault (``builder.core.faults``) is no result: it is counted and listed
     apart, never stored (one found stored is computed again), and a stage whose first
     computed records all hit the same one stops (InfrastructureStop, see :data:`EARLY_STOP`)."""
@@ -257,8 +293,9 @@ def run_stage(
     tasks = [(_compute, (shipped, inputs[i])) for i in pending]
     groups = [stage.group(inputs[i]) for i in pending]
     stop = _EarlyStop(stage.name, len(pending), len(inputs))
-    for position, encoded in executor.run(tasks, groups):
+    for position, received in executor.run(tasks, groups):
         index = pending[position]
+        encoded = _received(stage, received)
         outcome = _decode(stage, encoded)
         if not is_infrastructure(outcome.verdict.reason):
             store.put(stage.name, keys[index], encoded)

@@ -193,6 +193,11 @@ def test_a_cluster_without_a_shared_work_dir_builds_the_same_bytes(demo, built, 
             ).read_bytes(), name
         assert not (tmp_path / "client" / "envs").exists()  # the workers built environments
         assert list((tmp_path / "workers").rglob("swt-work/envs"))
+        rejected = tmp_path / "dist" / "swt-demo" / "rejected" / "validate.jsonl"
+        rows = [json.loads(line) for line in rejected.open()]
+        logs = [Path(row["evidence"]["log"]) for row in rows if "log" in row["evidence"]]
+        assert logs  # the drops' logs came back: readable where the build ran
+        assert all(log.is_relative_to(tmp_path / "client") and log.is_file() for log in logs)
         again = _build(demo, tmp_path / "dist", tmp_path / "client", *dask, capsys=capsys)
     assert "validate: 8 of 8 reused from the store" in again
 

@@ -13,7 +13,8 @@ from tests.support.records import candidate
 
 class WhereStage(Stage):
     """Keeps even pull numbers; writes a marker into its work dir and names it, its pid and the
-    work dir in the evidence. ``delay_s``: each record takes that long (to kill a worker)."""
+    work dir in the evidence; a drop names its log, ``logs/<id>/run.log`` of the work dir.
+    ``delay_s``: each record takes that long (to kill a worker)."""
 
     name = "where"
     output_model = type(candidate())
@@ -31,13 +32,19 @@ class WhereStage(Stage):
     def for_workers(self) -> WorkerStage:
         return WorkerStage(WhereStage, {"delay_s": self.delay_s}, "where")
 
+    def evidence_root(self) -> Path:
+        return self.work_dir
+
     def process(self, record):
         time.sleep(self.delay_s)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         (self.work_dir / f"{record.instance_id}.done").write_text("x")
         evidence = {"work_dir": str(self.work_dir), "pid": str(os.getpid())}
         if record.pull_number % 2:
-            return Outcome.drop(self.name, DropReason.NO_FAIL_TO_PASS, **evidence)
+            log = self.work_dir / "logs" / record.instance_id / "run.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(f"{record.instance_id} ran in {self.work_dir}\n")
+            return Outcome.drop(self.name, DropReason.NO_FAIL_TO_PASS, log=str(log), **evidence)
         return Outcome.keep(self.name, record, **evidence)
 
 

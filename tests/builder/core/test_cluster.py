@@ -2,10 +2,12 @@
 result, workers keep their caches to themselves, a rerun computes nothing, and a worker that
 dies mid-run loses only its task."""
 
+import json
 import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from dask import distributed
@@ -30,12 +32,11 @@ def cluster(tmp_path):
         yield cluster
 
 
-def run(stage, inputs, store, executor):
+def run(stage, inputs, store, executor, rejected=None):
     stats = StageStats(stage.name)
+    rejected = rejected or RejectedLog()
     kept = list(
-        run_stage(
-            stage, inputs, store=store, executor=executor, rejected=RejectedLog(), stats=stats
-        )
+        run_stage(stage, inputs, store=store, executor=executor, rejected=rejected, stats=stats)
     )
     return kept, stats
 
@@ -63,6 +64,28 @@ def test_workers_compute_in_their_own_dirs_and_the_client_stores(tmp_path, clust
 
     again, rerun = run(stage, inputs, store, executor)
     assert again == kept and rerun.cached == 8
+
+
+def test_the_logs_a_drop_names_come_back_to_the_client(tmp_path, cluster):
+    client_dir = tmp_path / "client"
+    store = ResultStore(client_dir / "store")
+    stage = WhereStage(client_dir)
+    rejected = RejectedLog()
+    inputs = records(4)
+    run(stage, inputs, store, Executor("dask", scheduler=cluster.scheduler_address), rejected)
+    rejected.write(tmp_path / "rejected", [stage.name])
+    rows = [json.loads(line) for line in (tmp_path / "rejected" / "where.jsonl").open()]
+    assert [row["record"]["instance_id"] for row in rows] == ["o__r-1", "o__r-3"]
+    for row in rows:
+        evidence = row["evidence"]
+        assert evidence["work_dir"].startswith(str(tmp_path / "workers"))  # it ran there
+        log = Path(evidence["log"])
+        assert log == client_dir / "logs" / row["record"]["instance_id"] / "run.log"
+        assert log.read_text() == f"{row['record']['instance_id']} ran in {evidence['work_dir']}\n"
+        stored = store.get(stage.name, stage.key(next(
+            r for r in inputs if r.instance_id == row["record"]["instance_id"]
+        )))  # fmt: skip
+        assert stored["verdict"]["evidence"] == evidence and "carried" not in stored
 
 
 def test_a_worker_killed_mid_run_loses_only_its_task(tmp_path, cluster):
