@@ -54,6 +54,11 @@ class StageStats:
     dropped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     faults: collections.Counter = dataclasses.field(default_factory=collections.Counter)
 
+    @property
+    def judged(self) -> int:
+        """Records given a verdict, kept or dropped: those seen less the faults."""
+        return self.seen - sum(self.faults.values())
+
     def count(self, outcome: Outcome, cached: bool) -> None:
         self.seen += 1
         self.cached += int(cached)

@@ -80,7 +80,7 @@ def _funnel_table(funnel: Sequence[StageStats], lite: Mapping[str, Any] | None) 
     rows = ["| stage | in | kept | dropped (reason count) |", "|---|---|---|---|"]
     for stats in funnel:
         drops = ", ".join(f"{reason} {count}" for reason, count in sorted(stats.dropped.items()))
-        rows.append(f"| {stats.stage} | {stats.seen} | {stats.kept} | {drops or '—'} |")
+        rows.append(f"| {stats.stage} | {stats.judged} | {stats.kept} | {drops or '—'} |")
     if lite is not None:
         rules = ", ".join(f"{rule} {n}" for rule, n in lite["excluded_by_rule"].items())
         rows.append(
@@ -90,7 +90,23 @@ def _funnel_table(funnel: Sequence[StageStats], lite: Mapping[str, Any] | None) 
             f"| lite (sample) | {lite['eligible']} | {lite['selected']} | "
             f"{lite['eligible'] - lite['selected']} not sampled |"
         )
-    return "\n".join(rows) + "\n"
+    return "\n".join(rows) + "\n" + _not_judged(funnel)
+
+
+def _not_judged(funnel: Sequence[StageStats]) -> str:
+    """A line below the funnel for records a fault of the build machine left without a verdict
+    (``infra_error``): not in the table, not in the release, tried again by the next build."""
+    parts = []
+    for stats in funnel:
+        if stats.faults:
+            faults = ", ".join(f"{fault} {count}" for fault, count in sorted(stats.faults.items()))
+            parts.append(f"{stats.stage} {sum(stats.faults.values())} ({faults})")
+    if not parts:
+        return ""
+    return (
+        "\nNot judged, a fault of the build machine (`infra_error`, tried again by the next "
+        f"build): {'; '.join(parts)}.\n"
+    )
 
 
 def _repo_table(instances: Sequence[Instance], plan: SplitPlan) -> str:

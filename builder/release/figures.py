@@ -120,7 +120,7 @@ def funnel_figure(funnel: Sequence[StageStats]) -> bytes:
             axes.barh(stages, values, left=left, color=color, label=reason)
             left = [a + b for a, b in zip(left, values, strict=True)]
         for position, stats in enumerate(ordered):
-            axes.text(left[position], position, f" {stats.kept}/{stats.seen}", va="center")
+            axes.text(left[position], position, f" {stats.kept}/{stats.judged}", va="center")
         axes.set_xlabel("records (kept first, then drops by reason)")
         axes.set_title("Construction funnel")
         axes.set_xlim(0, max(left, default=1) * 1.2 + 1)

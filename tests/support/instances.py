@@ -78,6 +78,7 @@ def make_release(
     as_of: str | None = None,
     cutoffs: str = "",
     name: str = "bench",
+    funnel=None,
     **lite,
 ):
     """Write a release dir from ``instances`` as the build's release step does."""
@@ -96,7 +97,7 @@ def make_release(
         lite=LiteConfig(**lite),
     )
     ordered = sorted(instances, key=lambda i: i.instance_id)
-    funnel = [
+    funnel = funnel or [
         StageStats("source", len(ordered) + 1, len(ordered), 0, Counter(malformed_record=1)),
         StageStats("validate", len(ordered), len(ordered), 0, Counter()),
     ]

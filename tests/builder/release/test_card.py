@@ -65,6 +65,27 @@ def test_card_has_statistics_funnel_repositories_and_figures(release):
     assert len(re.findall(r"!\[", card)) == 3
 
 
+def test_the_funnel_counts_records_without_a_verdict_apart(tmp_path):
+    from collections import Counter
+
+    from builder.core.pipeline import StageStats
+
+    instances = [make_instance(n, created_at=f"2024-0{n}-10T00:00:00Z") for n in (1, 2)]
+    validate = StageStats("validate", 5, 2, 0, Counter(flaky=1), Counter(sandbox=1, killed=1))
+    source = StageStats("source", 5, 5, 0, Counter())
+    config, _ = make_release(tmp_path / "dist", instances, funnel=[source, validate])
+    card = (config.dataset_dir / "README.md").read_text()
+    assert "| validate | 3 | 2 | flaky 1 |" in card  # in: the records judged
+    assert (
+        "Not judged, a fault of the build machine (`infra_error`, tried again by the next "
+        "build): validate 2 (killed 1, sandbox 1)." in card
+    )
+
+
+def test_a_funnel_without_faults_has_no_line_for_them(release):
+    assert "Not judged" not in (release / "README.md").read_text()
+
+
 def test_every_config_loads_with_one_identical_schema(release):
     loaded = {
         config: datasets.load_dataset(str(release), config)
