@@ -141,12 +141,16 @@ def test_waits_to_be_killed():
 """
 
 
-def _kill_the_sandbox_of_the_run_that_waits(work, killed):
+def _kill_the_sandbox_of_the_run_that_waits(work, killed, done):
     """SIGKILL, from outside, the launcher of the run whose HOME holds ``swt-kill-me``: the
-    topmost process naming its run dir (as an operator's ``kill -9`` or a host's tool would)."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not killed:
-        for marker in work.glob("**/home/swt-kill-me"):
+    topmost process naming its run dir (as an operator's ``kill -9`` or a host's tool would).
+    Watches until ``done`` is set (the build may first make its environment)."""
+    while not done.is_set() and not killed:
+        try:  # run dirs come and go while this looks
+            markers = list(work.glob("runs/*/*/home/swt-kill-me"))
+        except FileNotFoundError:
+            markers = []
+        for marker in markers:
             run_dir = str(marker.parent.parent)
             naming = {pid: parent for pid, parent, cmdline in _processes() if run_dir in cmdline}
             for pid, parent in naming.items():
@@ -172,12 +176,16 @@ def test_a_run_killed_from_outside_is_infra_error_and_tried_again(tmp_path, caps
     good = [project.candidate(case, project.diff(hostile_tests(""))) for case in ("a", "b")]
     hit = project.candidate("c", project.diff(hostile_tests(KILLED_TESTS)))
     killed: list[int] = []
+    done = threading.Event()
     killer = threading.Thread(
-        target=_kill_the_sandbox_of_the_run_that_waits, args=(tmp_path / "work", killed)
+        target=_kill_the_sandbox_of_the_run_that_waits, args=(tmp_path / "work", killed, done)
     )
     killer.start()
-    code, out, err = _build(tmp_path, capsys, project, [*good, hit], env_dir)
-    killer.join()
+    try:
+        code, out, err = _build(tmp_path, capsys, project, [*good, hit], env_dir)
+    finally:
+        done.set()
+        killer.join()
     assert killed and code == 0, err
     assert "1 infra_error: killed (not stored: tried again)" in out
     rejected = _rows(tmp_path / "dist" / "swt-dataset" / "rejected" / "validate.jsonl")
