@@ -80,6 +80,13 @@ def test_keyboard_interrupt_is_one_line_and_exit_130(monkeypatch, capsys) -> Non
     assert _one_line(capsys.readouterr().err) == "swt-builder config: interrupted"
 
 
+def _sigint_default() -> None:
+    """A terminal's Ctrl-C reaches the command: a suite started in the background (``nohup``,
+    ``&`` without job control) hands its children SIGINT ignored, and Python then installs no
+    KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_in_a_real_process(tmp_path) -> None:
     script = (
         "import sys, time\n"
@@ -92,7 +99,7 @@ def test_ctrl_c_in_a_real_process(tmp_path) -> None:
     )
     process = subprocess.Popen(
         [sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
+        text=True, preexec_fn=_sigint_default,
     )  # fmt: skip
     assert process.stdout.readline() == "running\n"
     time.sleep(0.2)
