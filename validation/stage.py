@@ -14,7 +14,7 @@ from packaging.utils import canonicalize_name
 
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.diffs import parse_patch
-from builder.core.faults import InfrastructureError, disk_full
+from builder.core.faults import InfrastructureError, as_fault
 from builder.core.files import inside
 from builder.core.gitutil import GitError
 from builder.core.pipeline import Outcome, Stage, WorkerStage
@@ -126,13 +126,8 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         that does not start, a checkout or fetch that fails, a full disk, …): no verdict."""
         try:
             return self._judge(record)
-        except InfrastructureError as error:
-            return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **error.evidence())
-        except GitError as error:  # the mirror cannot be read (an object missing, say)
-            fault = InfrastructureError(f"{record.repo}: {error}", fault="repository")
-            return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **fault.evidence())
-        except OSError as error:
-            fault = disk_full(error)
+        except (InfrastructureError, GitError, OSError) as error:
+            fault = as_fault(error, record.repo)
             if fault is None:
                 raise
             return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **fault.evidence())

@@ -7,6 +7,7 @@ import errno
 from collections.abc import Mapping
 
 from builder.core.errors import SwtError
+from builder.core.gitutil import GitError
 from builder.core.records import DropReason
 
 
@@ -91,3 +92,16 @@ def disk_full(error: OSError) -> InfrastructureError | None:
         return None
     where = f" ({error.filename})" if error.filename else ""
     return InfrastructureError(f"no space left on the device{where}: {error}", fault="disk")
+
+
+def as_fault(error: Exception, repo: str) -> InfrastructureError | None:
+    """The fault of the machine an exception of a stage's work on ``repo`` is: itself, a mirror
+    that cannot be read (a git error: an object missing, say), a full disk; None for any other
+    (a bug of the toolkit, raised on)."""
+    if isinstance(error, InfrastructureError):
+        return error
+    if isinstance(error, GitError):
+        return InfrastructureError(f"{repo}: {error}", fault="repository")
+    if isinstance(error, OSError):
+        return disk_full(error)
+    return None

@@ -10,7 +10,7 @@ from typing import Any
 
 from builder.core import __version__
 from builder.core.config import DockerConfig, ValidationConfig
-from builder.core.faults import InfrastructureError, disk_full
+from builder.core.faults import InfrastructureError, as_fault
 from builder.core.files import inside
 from builder.core.gitutil import GitError, file_reader
 from builder.core.pipeline import Outcome, Stage
@@ -104,13 +104,8 @@ class EvaluateStage(Stage):
         never stored, so the next evaluation runs the task again."""
         try:
             return self._scored(record)
-        except InfrastructureError as error:
-            return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **error.evidence())
-        except GitError as error:
-            fault = InfrastructureError(f"{record.instance.repo}: {error}", fault="repository")
-            return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **fault.evidence())
-        except OSError as error:
-            fault = disk_full(error)
+        except (InfrastructureError, GitError, OSError) as error:
+            fault = as_fault(error, record.instance.repo)
             if fault is None:
                 raise
             return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **fault.evidence())

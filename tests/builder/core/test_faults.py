@@ -39,3 +39,21 @@ def test_a_full_disk_is_a_fault_and_other_os_errors_are_not():
     full = disk_full(OSError(errno.ENOSPC, "No space left on device", "/w/store/x.json"))
     assert full is not None and full.fault == "disk" and "/w/store/x.json" in str(full)
     assert disk_full(OSError(errno.EACCES, "Permission denied")) is None
+
+
+def test_as_fault_names_what_the_machine_failed():
+    """A git error reading a mirror is the repository's fault, a full disk the disk's; any other
+    exception is no fault of the machine (None: the stage raises it on)."""
+    import errno
+
+    from builder.core.faults import InfrastructureError, as_fault
+    from builder.core.gitutil import GitError
+
+    missing = GitError(["reset", "--hard", "abc"], 128, "fatal: bad object abc")
+    assert as_fault(missing, "o/r").evidence()["fault"] == "repository"
+    full = OSError(errno.ENOSPC, "No space left on device", "/w")
+    assert as_fault(full, "o/r").evidence()["fault"] == "disk"
+    assert as_fault(OSError(errno.EACCES, "denied"), "o/r") is None
+    assert as_fault(ValueError("a bug"), "o/r") is None
+    own = InfrastructureError("sandbox refused", fault="sandbox")
+    assert as_fault(own, "o/r") is own
