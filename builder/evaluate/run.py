@@ -22,7 +22,7 @@ from builder.evaluate.records import EvalResult, EvalTask
 from builder.evaluate.stage import EvaluateStage, missed_coverage
 from builder.evaluate.swt_metrics import SwtSummary
 from builder.evaluate.swt_metrics import summarize as swt_summarize
-from builder.evaluate.swt_report import read_ids, write_swt
+from builder.evaluate.swt_report import read_ids, summary_document, write_swt
 from builder.evaluate.swt_runs import SEMANTICS, SWT_BENCH
 from builder.release.golden_mutation import GOLDEN_MUTATION, write_golden_mutation
 
@@ -339,16 +339,7 @@ def _write(
         path = inside(directory / "instances", f"{result.instance_id}.json")
         atomic_write_text(path, result.model_dump_json(indent=1) + "\n")
     model = next((r.model for r in results if r.model), request.predictions)
-    document = {
-        "run_id": request.run_id,
-        "dataset": request.dataset,
-        "config": request.config_name,
-        "split": request.split,
-        "predictions": request.predictions,
-        "model": model,
-        "summary": summary.model_dump(mode="json"),
-        "not_applicable": {s.instance_id: s.not_applicable for s in scores if not s.applicable},
-    }
+    document = summary_document(request, model, summary, scores)
     atomic_write_text(
         directory / "summary.json", json.dumps(document, indent=1, sort_keys=True) + "\n"
     )

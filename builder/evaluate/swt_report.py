@@ -91,17 +91,10 @@ def write_swt(
     name = f"{model_dir_name(model)}.{request.run_id}.json"
     atomic_write_text(directory / RESULTS_DIR / name, json.dumps(run_report, indent=4) + "\n")
     document = {
-        "run_id": request.run_id,
-        "dataset": request.dataset,
-        "config": request.config_name,
-        "split": request.split,
-        "predictions": request.predictions,
-        "model": model,
+        **summary_document(request, model, summary, scores),
         "semantics": summary.semantics,
         "patch_types": list(request.patch_types),
         "denominator": request.denominator,
-        "summary": summary.model_dump(mode="json"),
-        "not_applicable": {s.instance_id: s.not_applicable for s in scores if not s.applicable},
     }
     atomic_write_text(
         directory / "summary.json", json.dumps(document, indent=1, sort_keys=True) + "\n"
@@ -115,6 +108,23 @@ def write_swt(
     atomic_write_text(
         directory / "report.md", f"# {request.run_id}\n\n{table(model, summary)}{note}"
     )
+
+
+def summary_document(
+    request: Request, model: str, summary: Any, scores: Sequence[InstanceScore]
+) -> dict[str, Any]:
+    """What every ``summary.json`` says, whatever the semantics: the run, the dataset, the
+    predictions, the figures and why each instance that was not applicable was not."""
+    return {
+        "run_id": request.run_id,
+        "dataset": request.dataset,
+        "config": request.config_name,
+        "split": request.split,
+        "predictions": request.predictions,
+        "model": model,
+        "summary": summary.model_dump(mode="json"),
+        "not_applicable": {s.instance_id: s.not_applicable for s in scores if not s.applicable},
+    }
 
 
 def _run_report(results: Sequence[EvalResult], summary: SwtSummary) -> dict[str, Any]:
