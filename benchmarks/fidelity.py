@@ -30,12 +30,18 @@ import sys
 import time
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from builder.compare.inputs import Drop, Reference
 from builder.compare.run import Totals, compare
 from builder.compare.table import render
-from builder.core.config import DockerConfig, LimitsConfig, ValidationConfig, load_config
+from builder.core.config import (
+    DockerConfig,
+    LimitsConfig,
+    PythonChoice,
+    ValidationConfig,
+    load_config,
+)
 from builder.core.executor import Executor
 from builder.core.gitutil import git
 from builder.core.pipeline import RejectedLog, StageStats, run_stage
@@ -199,6 +205,7 @@ def settings_for(
                 "spec_files": own.spec_files if mode == "tuned" else [],
                 "dated": True,
                 "resolve_as_of": args.resolve_as_of or own.resolve_as_of,
+                "python_choice": args.python_choice or own.python_choice,
             }
         )
     return ValidationConfig(
@@ -210,6 +217,7 @@ def settings_for(
         spec_dirs=[str(d) for d in args.spec_dir] if mode == "tuned" else [],
         dated=True,
         resolve_as_of=args.resolve_as_of,
+        **({"python_choice": args.python_choice} if args.python_choice else {}),
         packages=["pytest"],
         limits=LimitsConfig(),
     )
@@ -302,6 +310,8 @@ def run_label(mode: str, args: argparse.Namespace, recipe: Path | None = None) -
             label += "+cov"
     if args.resolve_as_of:
         label += f"+asof{args.resolve_as_of}"
+    if args.python_choice:
+        label += f"+py-{args.python_choice}"
     if args.backend != "local":
         label += f"+{args.backend}"
     return label
@@ -350,6 +360,11 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         metavar="YYYY-MM-DD",
         help="resolve what is not pinned as of this date (validation.resolve_as_of)",
+    )
+    parser.add_argument(
+        "--python-choice",
+        choices=get_args(PythonChoice),
+        help="which CI-tested Python a spec without one takes (validation.python_choice)",
     )
     parser.add_argument(
         "--recipe",

@@ -65,6 +65,12 @@ class LimitsConfig(_Section):
     network: bool = Field(default=False, description="allow the network (else a new netns)")
 
 
+PythonChoice = Literal["newest", "median", "oldest"]
+"""Which of the Pythons a project's CI tested an environment takes (``validation.python_choice``):
+the newest, the middle one (of an even count, the newer of the two middle ones) or the oldest.
+``benchmarks/python_choice.py`` measures which agrees with a reference's Pythons."""
+
+
 class ValidationConfig(_Section):
     backend: Literal["local", "docker", "auto"] = Field(
         default="auto",
@@ -108,6 +114,12 @@ class ValidationConfig(_Section):
     )
     era_lag_days: int = Field(
         default=365, ge=0, description="a Python counts for a date once it is this many days old"
+    )
+    python_choice: PythonChoice = Field(
+        default="newest",
+        description="which of the Pythons the project's CI tested (at the environment commit, "
+        "released by its date) a spec without a python takes; of an even count, median is "
+        "the newer middle one",
     )
     test_imports: bool = Field(
         default=True,

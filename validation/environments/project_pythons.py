@@ -14,6 +14,7 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from builder.core.config import PythonChoice
 from builder.core.gitutil import git
 from validation.environments.interpreters import PYTHON_RELEASES
 from validation.environments.versioning import show
@@ -68,10 +69,12 @@ def project_python(
     *,
     date: dt.date,
     requires_python: str = "",
+    choice: PythonChoice = "newest",
 ) -> ProjectPython | None:
-    """The newest Python the project's CI tested that is available here, allowed by its
-    ``requires_python`` and released by ``date`` (a CI job on a pre-release has no wheels of
-    its date); with none tested, the newest supported one (classifiers) by the same rules."""
+    """The Python the project's CI tested that ``choice`` names among those available here,
+    allowed by its ``requires_python`` and released by ``date`` (a CI job on a pre-release has
+    no wheels of its date); with none tested, the supported ones (classifiers) by the same
+    rules."""
     try:
         allowed = SpecifierSet(requires_python or "")
     except InvalidSpecifier:
@@ -88,9 +91,14 @@ def project_python(
     for group in (TESTED, (SUPPORTED,)):
         named = [p for p in candidates if p.source in group]
         if named:
-            newest = max(Version(p.version) for p in named)
+            versions = sorted({Version(p.version) for p in named})
+            chosen = {
+                "newest": versions[-1],
+                "median": versions[len(versions) // 2],
+                "oldest": versions[0],
+            }[choice]
             return min(
-                (p for p in named if Version(p.version) == newest),
+                (p for p in named if Version(p.version) == chosen),
                 key=lambda p: group.index(p.source),
             )
     return None

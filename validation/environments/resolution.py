@@ -15,7 +15,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from builder.core.config import ValidationConfig
+from builder.core.config import PythonChoice, ValidationConfig
 from builder.core.records import Candidate
 from validation.environments import base_requirements, generated
 from validation.environments.environment import (
@@ -31,7 +31,11 @@ from validation.environments.inference import (
     requires_python_at,
 )
 from validation.environments.interpreters import FIRST_MAINTENANCE_RELEASES, era_python
-from validation.environments.project_pythons import TESTED, project_python, project_pythons
+from validation.environments.project_pythons import (
+    TESTED,
+    project_python,
+    project_pythons,
+)
 from validation.environments.setup_requires import legacy_setup_requires
 from validation.environments.specs import (
     Entry,
@@ -108,6 +112,7 @@ def resolve(
     dated_default: bool = True,
     resolve_as_of: str = "",
     era_lag_days: int = 365,
+    python_choice: PythonChoice = "newest",
     spec_source: str = "",
     requires_python: str | None = None,
 ) -> Resolution:
@@ -135,6 +140,7 @@ def resolve(
             available,
             date=date.date(),
             requires_python=requires_python,
+            choice=python_choice,
         )
         if named is not None:
             python, python_source = named.version, named.source
@@ -325,6 +331,7 @@ class EnvironmentResolver:
             dated_default=self.settings.dated,
             resolve_as_of=self.settings.resolve_as_of,
             era_lag_days=self.settings.era_lag_days,
+            python_choice=self.settings.python_choice,
             spec_source=source,
         )
         added = base_requirements.unmet(resolution.spec, mirror, record.base_commit)

@@ -92,3 +92,34 @@ def test_the_newest_tested_available_released_allowed_one_wins():
     supported = project_python(pythons[-1:], available, date=dt.date(2025, 1, 1))
     assert supported == ProjectPython("3.13", "classifiers")
     assert project_python(pythons, ["3.7"], date=date) is None
+
+
+def test_the_choice_takes_the_median_or_the_oldest_of_the_usable_tested_ones():
+    pythons = [
+        ProjectPython("3.7", "tox envlist"),
+        ProjectPython("3.8", "github actions"),
+        ProjectPython("3.9", "github actions"),
+        ProjectPython("3.10", "tox envlist"),
+        ProjectPython("3.12", "github actions"),  # not released at the date: never counted
+        ProjectPython("3.6", "classifiers"),  # only supported: tested ones come first
+    ]
+    available = ["3.6", "3.7", "3.8", "3.9", "3.10", "3.12"]
+    date = dt.date(2022, 6, 1)
+
+    def chosen(choice, **kwargs):
+        named = project_python(
+            pythons, kwargs.pop("available", available), date=date, choice=choice, **kwargs
+        )
+        return named.version if named else None
+
+    assert chosen("newest") == "3.10"
+    # four usable (3.7-3.10): the newer of the two middle ones
+    assert chosen("median") == "3.9"
+    assert chosen("oldest") == "3.7"
+    # three usable once 3.10 is not available here: the middle one
+    assert chosen("median", available=["3.7", "3.8", "3.9"]) == "3.8"
+    # requires_python narrows before the choice
+    assert chosen("median", requires_python=">=3.8") == "3.9"
+    assert chosen("oldest", requires_python=">=3.8") == "3.8"
+    only_supported = project_python(pythons[-1:], available, date=date, choice="median")
+    assert only_supported == ProjectPython("3.6", "classifiers")
