@@ -164,9 +164,14 @@ def measure(rows: list[dict], repos_dir: Path, reference: dict[str, str]) -> dic
     return out
 
 
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
 def table(results: dict) -> str:
     """Markdown: per repository and overall, how many records each rule gives the reference's
-    Python; the reference's Python among the tested ones at all is the ceiling."""
+    Python (the reference's Python among the tested ones at all is the ceiling), then per rule
+    over all records: exact, within one minor version, and the mean distance in minor versions."""
     by_repo: dict[str, list[dict]] = defaultdict(list)
     for result in results.values():
         by_repo[result["repo"]].append(result)
@@ -183,6 +188,19 @@ def table(results: dict) -> str:
             f"| {repo.split('/')[-1]} | {len(rows)} | {tested} | "
             + " | ".join(str(a) for a in agree)
             + " |"
+        )
+    lines += ["", "| rule | exact | within one minor | mean distance (minors) |"]
+    lines += ["|---|---|---|---|"]
+    rows = list(results.values())
+    for name in names:
+        distance = [
+            abs(_minor(r["picks"][name]) - _minor(r["reference"])) if r["picks"][name] else None
+            for r in rows
+        ]
+        known = [d for d in distance if d is not None]
+        mean = sum(known) / len(known) if known else float("nan")
+        lines.append(
+            f"| {name} | {sum(d == 0 for d in known)} | {sum(d <= 1 for d in known)} | {mean:.2f} |"
         )
     return "\n".join(lines)
 
