@@ -27,7 +27,8 @@ DROP_CLASSES: Mapping[DropReason, DropClass] = {
     DropReason.DUPLICATE_INSTANCE: _V,
     # GitHub collection
     DropReason.NOT_MERGED: _V,
-    DropReason.COMMITS_UNAVAILABLE: _V,  # GitHub's answer about the PR: stored with its PR
+    DropReason.COMMITS_UNAVAILABLE: _V,  # fetched, and not there: GitHub's answer about the PR
+    # (a fetch that fails, or a mirror git cannot read, is an infra_error: collect retries it)
     DropReason.DIFF_UNPARSABLE: _V,
     DropReason.DIFF_NOT_UTF8: _V,
     DropReason.NO_TEST_CHANGE: _V,

@@ -26,6 +26,11 @@ class RepoUnavailable(InfrastructureError):
     fault = "repository"
 
 
+class CommitNotFound(RepoUnavailable):
+    """The repository answered (its clone or fetch succeeded) and has no such commit: what its
+    host says of the commit (a force-pushed PR head, say), not a fault of the way to it."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Submodule:
     """A submodule as a commit records it: ``.gitmodules`` and the gitlink at ``path``."""
@@ -142,7 +147,7 @@ class RepoCache:
             except GitError as error:
                 raise RepoUnavailable(f"{repo}: {error}") from error
             if not _has_commit(path, commit):
-                raise RepoUnavailable(f"{repo}: commit {commit} not found")
+                raise CommitNotFound(f"{repo}: commit {commit} not found")
         for submodule in submodules(path, commit):
             self._submodule(repo, path, submodule)
         return path
@@ -164,7 +169,7 @@ class RepoCache:
             except (RepoUnavailable, GitError) as error:
                 raise RepoUnavailable(f"{said} cannot be had: {error}") from error
             if not _has_commit(path, submodule.commit):
-                raise RepoUnavailable(f"{said}: commit not found in the submodule's repository")
+                raise CommitNotFound(f"{said}: commit not found in the submodule's repository")
         for nested in submodules(path, submodule.commit):
             self._submodule(other or repo, path, nested)
 

@@ -11,10 +11,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from builder.core.executor import Executor
+from builder.core.faults import InfrastructureError
 from builder.core.gitutil import GitError
 from builder.core.pipeline import Outcome, RejectedLog, Stage, StageStats, run_stage
 from builder.core.records import Candidate, DropReason
-from builder.core.repos import RepoCache, RepoUnavailable
+from builder.core.repos import CommitNotFound, RepoCache, RepoUnavailable
 from builder.core.store import ResultStore, result_key
 from recipes.github.client import GitHubClient, web_hosts_for
 from recipes.github.fields import (
@@ -97,8 +98,13 @@ class CollectStage(Stage):
             mirror = self.repos.mirror(record.repo, record.head_sha)
             self.repos.mirror(record.repo, record.base_sha)
             commits = pull_commits(mirror, record.base_sha, record.head_sha)
-        except (RepoUnavailable, GitError) as error:
+        except CommitNotFound as error:  # the repository answered: it has no such commit
             return drop(DropReason.COMMITS_UNAVAILABLE, error=str(error))
+        except RepoUnavailable as error:  # no way to the repository: tried again next run
+            return drop(DropReason.INFRA_ERROR, **error.evidence())
+        except GitError as error:  # a mirror git cannot read (an object missing, say)
+            fault = InfrastructureError(f"{record.repo}: {error}", fault="repository")
+            return drop(DropReason.INFRA_ERROR, **fault.evidence())
         try:
             split = split_patch(commits.diff, self.rules)
         except UnparsableDiff as error:

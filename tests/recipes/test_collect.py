@@ -452,6 +452,27 @@ def test_missing_commits_and_unparsable_diffs_are_named_drops(tmp_path, monkeypa
     assert run.run.candidates == []
 
 
+def test_a_commit_that_cannot_be_fetched_is_an_infra_error_tried_again(tmp_path) -> None:
+    """The mirror's origin out of reach when a PR's head must be fetched: a fault of the
+    machine (not stored), so the next run, with the origin back, judges the PR."""
+    world = World(tmp_path / "w")
+    world.issue(1)
+    world.pull(2, _fix("a"), "Fixes #1")
+    first = _collect(world.fixtures(), world.git.path, tmp_path / "work")
+    assert set(first.kept) == {2}
+    world.pull(4, _fix("b"), "Fixes #1")  # after the mirror was cloned: it must be fetched
+    away = world.git.path.rename(tmp_path / "w" / "away")  # the origin unreachable
+    offline = _collect(world.fixtures(), world.git.path, tmp_path / "work")
+    reason, evidence = offline.dropped[4]
+    assert reason == "infra_error" and evidence["fault"] == "repository", evidence
+    assert "fetch" in evidence["error"], evidence
+    assert offline.run.stats.cached == 1  # PR 2 from the store; PR 4 not stored
+    away.rename(world.git.path)
+    again = _collect(world.fixtures(), world.git.path, tmp_path / "work")
+    assert set(again.kept) == {2, 4} and again.dropped == {}
+    assert again.run.stats.cached == 1  # PR 4 judged anew, now that its head could be fetched
+
+
 def test_cli_collect_without_recipes_is_a_usage_error(tmp_path, capsys) -> None:
     from builder.cli import main
 
