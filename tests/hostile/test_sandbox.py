@@ -1,7 +1,7 @@
 """Hostile test code against the local backend's sandbox: it reads no planted secret (the home,
 ``/root``, another work dir's store), a symlinked ``~/.ssh`` does not break it, a fork bomb or
-a memory hog of many processes is held by the process limit when the builder is root, and
-200 MB of output leave a bounded log."""
+a memory hog of many processes is held by the process limit when the builder is root (in a test
+and in a ``setup.py``), and 200 MB of output leave a bounded log."""
 
 import contextlib
 import os
@@ -14,7 +14,7 @@ import pytest
 
 from builder.core.capped_log import HEAD_BYTES, TAIL_BYTES
 from tests.support.hostile import KEPT, Project, hostile_tests, reason
-from tests.support.stage_fixtures import runs_of
+from tests.support.stage_fixtures import CODE, TESTS, runs_of
 
 pytestmark = pytest.mark.parametrize("backend", ["local"])  # the sandbox is the local backend's
 
@@ -88,6 +88,35 @@ def test_memory_hog():
     assert len(children) < {limit}, len(children)  # at most PROCESSES x memory_mb in all
 """
 
+
+SETUP_FORKS = """
+import os
+import sys
+import time
+
+from setuptools import setup
+
+children = []
+for _ in range(300):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(3)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+environment = os.getcwd()[: -len(".project")]  # its checkout is <environment>.project
+with open(os.path.join(environment, "forked.txt"), "a") as handle:
+    handle.write(f"{{len(children)}}\\n")  # the test reads it there
+if len(children) >= {limit}:
+    sys.exit("the process limit did not hold")
+setup(name="pkg", version="1.0", packages=["pkg"])
+"""
+BUILD_PROCESSES = 80
+"""The processes a build may have: room for uv's threads, not for 300 children."""
 
 PRINTS = """
 def test_prints(capsys):
@@ -179,6 +208,20 @@ def test_a_fork_bomb(case):
 def test_a_memory_hog_of_many_processes(case):
     outcome = case("hoards", HOARDS.format(limit=PROCESSES))
     _kept(outcome, "test_memory_hog")
+
+
+@pytest.mark.slow
+def test_a_fork_bomb_in_setup_py(tmp_path, validate, env_dir):
+    """An environment build runs as an unprivileged uid too (not uid 0 of a user namespace,
+    which the kernel exempts from the limit): the build's processes stop at ``processes``."""
+    base = {"setup.py": SETUP_FORKS.format(limit=BUILD_PROCESSES), "pkg/__init__.py": CODE,
+            "tests/test_pkg.py": TESTS}  # fmt: skip
+    project = Project(tmp_path / "repo", base=base, repo=f"hostile/setup-forks-{tmp_path.name}")
+    candidate = project.candidate("setup-forks", project.diff(hostile_tests("")))
+    outcome = validate([project], candidate, **{**LIMITS, "processes": BUILD_PROCESSES})
+    assert reason(outcome) == "kept", outcome.verdict
+    counts = [int(n) for path in env_dir.glob("*/forked.txt") for n in path.read_text().split()]
+    assert counts and max(counts) < BUILD_PROCESSES, counts  # setup.py ran, and was held
 
 
 def test_200_mb_of_output(case):

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -24,7 +24,7 @@ from packaging.version import InvalidVersion, Version
 from builder.core.errors import SwtError
 from builder.core.files import atomic_write_text, canonical_json
 from builder.core.repos import file_lock, worktree
-from validation.environments import index_proxy, sandbox_root
+from validation.environments import index_proxy, sandbox_root, sandbox_user
 from validation.environments import sandbox as sandboxes
 from validation.environments.egg_info_tags import SETUP_CFG, drop_tags
 from validation.environments.interpreters import PYTHON_RELEASES, Interpreters, find_uv
@@ -558,50 +558,87 @@ class LocalEnvironments:
         proxy = index_proxy.IndexProxy(proxy_dir / "s", hosts)
         if limited_network:
             env = index_proxy.through_forwarder(env, sandboxes.PROXY_PORT)
+        lent = [home, proxy_dir, *([tree] if tree else [])]
         try:
-            for step in steps:
-                if step.label == "system packages":
-                    continue  # checked above; the local backend never runs apt-get
-                log.write(f"$ {' '.join(step.argv)}\n")
-                log.flush()
-                start = log.tell()
-                proxy.unreachable.clear()  # this step's alone
-                cwd = tree if step.in_project and tree else (directory.parent)
-                argv = sandboxes.limited(self.rlimits, step.argv)
-                if build.bwrap is not None:
-                    mounts = self._mounts(build, tree, env)
-                    if limited_network:
-                        socket_path = f"{sandboxes.PROXY_DIR}/s"
-                        argv = sandboxes.forwarded(
-                            build.base, socket_path, sandboxes.PROXY_PORT, argv
-                        )
-                        mounts.append(sandboxes.Mount(proxy_dir, sandboxes.PROXY_DIR))
-                    argv = sandboxes.command(
-                        build.bwrap, argv, mounts=mounts, network=not limited_network,
-                        cwd=str(cwd),
-                    )  # fmt: skip
-                if limited_network:
-                    with proxy:
-                        code = _run_in_group(argv, cwd, env, log, deadline - time.monotonic())
-                    log.write(proxy.refusals())
-                else:
-                    code = _run_in_group(argv, cwd, env, log, deadline - time.monotonic())
-                if code is None:
-                    raise EnvironmentBuildError(
-                        f"environment step '{step.label}' timed out: the build took longer "
-                        f"than validation.build_timeout_s = {self.timeout_s:g} s and was killed",
-                        build.log_path,
-                    )
-                if code != 0:
+            with self._build_user(build, lent, Path(env["UV_CACHE_DIR"])) as user:
+                if user is not None:  # its git reads a checkout and a mirror that root owns
+                    env = {**env, **_GIT_SAFE_DIRECTORIES}
+                for step in steps:
+                    if step.label == "system packages":
+                        continue  # checked above; the local backend never runs apt-get
+                    log.write(f"$ {' '.join(step.argv)}\n")
                     log.flush()
-                    _raise_fault(step.label, code, build.log_path, start, proxy)
-                    raise EnvironmentBuildError(
-                        f"environment step '{step.label}' failed with exit code {code}",
-                        build.log_path,
-                    )
+                    start = log.tell()
+                    proxy.unreachable.clear()  # this step's alone
+                    cwd = tree if step.in_project and tree else (directory.parent)
+                    argv = sandboxes.limited(self.rlimits, step.argv)
+                    if build.bwrap is not None:
+                        mounts = self._mounts(build, tree, env)
+                        if limited_network:
+                            socket_path = f"{sandboxes.PROXY_DIR}/s"
+                            argv = sandboxes.forwarded(
+                                build.base, socket_path, sandboxes.PROXY_PORT, argv
+                            )
+                            mounts.append(sandboxes.Mount(proxy_dir, sandboxes.PROXY_DIR))
+                        if user is not None:
+                            argv = _shared_umask(argv)
+                        argv = sandboxes.command(
+                            build.bwrap, argv, mounts=mounts, network=not limited_network,
+                            cwd=str(cwd), user=user,
+                        )  # fmt: skip
+                    if limited_network:
+                        with proxy:
+                            if user is not None:  # the socket's owner may connect to it
+                                os.chown(proxy.socket_path, user.uid, user.gid)
+                            code = _run_in_group(argv, cwd, env, log, deadline - time.monotonic())
+                        log.write(proxy.refusals())
+                    else:
+                        code = _run_in_group(argv, cwd, env, log, deadline - time.monotonic())
+                    if code is None:
+                        raise EnvironmentBuildError(
+                            f"environment step '{step.label}' timed out: the build took longer "
+                            f"than validation.build_timeout_s = {self.timeout_s:g} s and was "
+                            "killed",
+                            build.log_path,
+                        )
+                    if code != 0:
+                        log.flush()
+                        _raise_fault(step.label, code, build.log_path, start, proxy)
+                        raise EnvironmentBuildError(
+                            f"environment step '{step.label}' failed with exit code {code}",
+                            build.log_path,
+                        )
         finally:
             shutil.rmtree(home, ignore_errors=True)
             shutil.rmtree(proxy_dir, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def _build_user(
+        self, build: _Build, lent: list[Path], cache: Path
+    ) -> Iterator[sandbox_user.User | None]:
+        """The unprivileged uid a sandboxed build runs as when the builder is root (None: it
+        runs as the builder's own uid in a user namespace, or unsandboxed), in the builds'
+        group: lent what it writes (the environment, ``lent``: its checkout, home and proxy
+        folder), the uv cache ``cache`` shared with every build (``sandbox_user.share``); all
+        given back to root after (the environment keeps the builds' group: its files are
+        hardlinks of the cache's)."""
+        if build.bwrap is None:
+            yield None
+            return
+        with sandbox_user.claimed() as claimed:
+            if claimed is None:
+                yield None
+                return
+            user = claimed.building()
+            sandbox_user.traversable(self.root)  # where its folders are (made 0700, say)
+            sandbox_user.share(cache)
+            build.directory.mkdir(parents=True, exist_ok=True)  # root's folder: made for it
+            user.lend(build.directory, *lent)
+            try:
+                yield user
+            finally:
+                sandbox_user.restore(*lent)
+                sandbox_user.restore(build.directory, keep_group=True)
 
     def _mounts(
         self, build: _Build, tree: Path | None, env: Mapping[str, str]
@@ -660,6 +697,22 @@ class _Build:
     uv: str | None
     bwrap: str | None
     log_path: Path
+
+
+_GIT_SAFE_DIRECTORIES = {
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "safe.directory",
+    "GIT_CONFIG_VALUE_0": "*",
+}
+"""What a build run as an unprivileged uid needs for git (setuptools-scm's version, say) to
+read its checkout, whose ``.git`` names a worktree folder of the mirror root owns: git refuses
+a repository another user owns unless told it is safe (command-line scope: the environment)."""
+
+
+def _shared_umask(argv: list[str]) -> list[str]:
+    """``argv`` with umask ``SHARED_UMASK``: what it adds to uv's cache, every build may use."""
+    umask = f"umask {sandbox_user.SHARED_UMASK:03o}"
+    return ["/bin/sh", "-c", f'{umask} && exec "$0" "$@"', *argv]
 
 
 def _run_in_group(

@@ -3,6 +3,7 @@
 import dataclasses
 import datetime as dt
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from validation.environments.environment import (
     EnvironmentSpec,
     LocalEnvironments,
 )
-from validation.environments.interpreters import Interpreters, era_python
+from validation.environments.interpreters import Interpreters, era_python, find_uv
+from validation.environments.sandbox_user import BUILD_GID, FIRST_UID, SLOTS
 
 BASE = EnvironmentSpec(
     python="3.9",
@@ -92,6 +94,36 @@ def test_local_build_once_per_key_with_hardlinked_packages(tmp_path):
     files = sorted(python.parent.parent.glob("lib/python*/site-packages/iniconfig/__init__.py"))
     twins = sorted(other.parent.parent.glob("lib/python*/site-packages/iniconfig/__init__.py"))
     assert files[0].stat().st_ino == twins[0].stat().st_ino  # one file, hardlinked twice
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a build gets a uid of its own for a root builder")
+def test_a_root_builder_builds_as_an_unprivileged_uid_sharing_the_cache(tmp_path, monkeypatch):
+    """The build runs as a sandbox uid in the builds' group (so ``processes`` holds for its
+    setup.py); uv's cache, filled first by root's own uv (entries only root may write), is
+    shared with that group; the environment is root's afterwards, its files still the cache's."""
+    monkeypatch.delenv("UV_CACHE_DIR", raising=False)
+    envs = tmp_path / "envs"
+    cache = envs / ".uv-cache"
+    old = os.umask(0o022)  # root's own uv as a user runs it
+    try:
+        subprocess.run(
+            [find_uv(), "pip", "install", "--quiet", "--target", str(tmp_path / "t"),
+             "iniconfig==2.0.0"],
+            env={**os.environ, "UV_CACHE_DIR": str(cache)}, check=True,
+        )  # fmt: skip
+    finally:
+        os.umask(old)
+    assert cache.stat().st_gid != BUILD_GID
+    environments = LocalEnvironments(envs, Interpreters([sys.executable], use_uv=False))
+    spec = EnvironmentSpec(python=HERE, packages=("iniconfig==2.0.0", "six==1.16.0"))
+    venv = environments.python(spec).parent.parent
+    entries = [cache, *cache.rglob("*")]
+    owners = {path.lstat().st_uid for path in entries}
+    assert owners - {0} and all(FIRST_UID <= uid < FIRST_UID + SLOTS for uid in owners - {0})
+    assert {path.lstat().st_gid for path in entries} == {BUILD_GID}
+    assert all(path.lstat().st_uid == 0 for path in [venv, *venv.rglob("*")])
+    six = next(venv.glob("lib/python*/site-packages/six.py"))
+    assert six.stat().st_nlink > 1  # a hardlink of the cache's file
 
 
 def test_failed_build_raises_with_log_and_missing_python_is_named(tmp_path):

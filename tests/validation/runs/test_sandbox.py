@@ -468,13 +468,13 @@ def test_a_build_writes_nothing_outside_its_environment(git_repo, env_root, cana
     other.mkdir(exist_ok=True)
     (other / COMPLETE).write_text("{}")
     targets = [Path.home(), Path("/root"), canary, outside, other]
-    proof = env_root / f"proof-{uuid.uuid4().hex}"  # env_root is the build's to write
+    proof = "os.getcwd()[: -len('.project')] + '/proof.txt'"  # the environment being built
     setup = WRITE.replace("sys.argv[1:]", repr([str(path) for path in targets]))
-    setup = setup.replace("import sys", f"import sys\nsys.stdout = open({str(proof)!r}, 'w')")
+    setup = setup.replace("import sys", f"import os, sys\nsys.stdout = open({proof}, 'w')")
     setup += "\nsys.stdout.close()\nfrom setuptools import setup\nsetup(name='hostile')\n"
     python = _environments(env_root).python(_project(git_repo, setup))
     assert python.is_file()
-    report = proof.read_text()
+    report = (python.parent.parent / "proof.txt").read_text()
     assert report.count("refused") == len(targets), report  # setup.py ran, and wrote nothing
     for folder in targets:
         assert not (folder / "swt-hostile-write").exists(), folder
