@@ -4,12 +4,17 @@ run that ended by its own doing: the first is a fault of the machine, never a ve
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 from builder.core.faults import InfrastructureError
 
 VMSTAT = Path("/proc/vmstat")
+KMSG = Path("/dev/kmsg")
+"""The kernel's log, one record per read: where the OOM killer says whom it killed and which
+memory limit ran out (root, or CAP_SYSLOG, may read it)."""
 KILLED_EXIT = 128 + signal.SIGKILL
 """How bubblewrap (and a shell) report a child that SIGKILL ended."""
 
@@ -69,6 +74,101 @@ def killed_by_host(
     return None
 
 
+class KernelLog:
+    """The kernel log's records written from now on (``None`` from :meth:`since` where this
+    process may not read the log)."""
+
+    def __init__(self, path: Path = KMSG) -> None:
+        self._fd: int | None = None
+        with contextlib.suppress(OSError):
+            self._fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            os.lseek(self._fd, 0, os.SEEK_END)
+
+    def since(self) -> list[str] | None:
+        """The messages logged since this was made (each record's text, its fields after)."""
+        if self._fd is None:
+            return None
+        found = []
+        while True:
+            try:
+                record = os.read(self._fd, 8192)
+            except BrokenPipeError:  # records overwritten before they were read: read on
+                continue
+            except BlockingIOError:
+                return found
+            if not record:
+                return found
+            found.append(record.decode(errors="replace").partition(";")[2].strip())
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+@contextlib.contextmanager
+def kernel_log() -> Iterator[KernelLog]:
+    """A :class:`KernelLog` for the block, closed after it."""
+    log = KernelLog()
+    try:
+        yield log
+    finally:
+        log.close()
+
+
+def oom_records(messages: list[str]) -> list[dict[str, str]]:
+    """The OOM killer's ``oom-kill:`` records among ``messages``, as their fields (``task``,
+    ``pid``, ``task_memcg``: the victim's cgroup; ``oom_memcg``: the cgroup whose limit ran out,
+    absent with ``global_oom``: the machine's memory); ``line``: the record itself."""
+    found = []
+    for message in messages:
+        if message.startswith("oom-kill:"):
+            fields = dict(
+                item.partition("=")[::2] for item in message[len("oom-kill:") :].split(",")
+            )
+            found.append({**fields, "line": message})
+    return found
+
+
+def container_killed_by_host(
+    container: str,
+    exit_code: int | None,
+    *,
+    kernel: list[str] | None,
+    oom_before: int | None,
+    oom_after: int | None,
+    own_limit: bool,
+) -> str | None:
+    """Why a container run (id ``container``) that ended with ``exit_code`` was ended by the
+    host's OOM killer, or None when it was not.
+
+    The kernel's log (``kernel``: its messages during the run) says it exactly: a process of the
+    container (its cgroup, ``task_memcg``, names the container) killed for a memory limit that
+    is not the container's own (``oom_memcg`` names another cgroup: a parent's, or the machine's
+    with ``global_oom``). Where the log cannot be read (None), as for a local run: the run ended
+    by SIGKILL while the kernel's count of OOM kills grew and the container did not reach its
+    own limit (``own_limit``: Docker's ``OOMKilled``). A signal sent through the daemon
+    (``docker kill``) or a daemon gone are told by ``docker_engine``."""
+    if exit_code not in (-signal.SIGKILL, KILLED_EXIT):
+        return None
+    if kernel is None:
+        return killed_by_host(
+            exit_code, outside=False, oom_before=oom_before, oom_after=oom_after,
+            own_limit=own_limit,
+        )  # fmt: skip
+    for record in oom_records(kernel):
+        if container in record.get("task_memcg", "") and container not in record.get(
+            "oom_memcg", ""
+        ):
+            where = record.get("oom_memcg") or "the machine's memory"
+            return (
+                f"the kernel's OOM killer killed {record.get('task', 'a process')} (pid "
+                f"{record.get('pid', '?')}) of the run when memory ran out outside its own "
+                f"limit ({where}); the kernel: {record['line']}"
+            )
+    return None
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -76,4 +176,13 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-__all__ = ["HostKilled", "killed_by_host", "limit_reached", "oom_kills"]
+__all__ = [
+    "HostKilled",
+    "KernelLog",
+    "container_killed_by_host",
+    "kernel_log",
+    "killed_by_host",
+    "limit_reached",
+    "oom_kills",
+    "oom_records",
+]

@@ -14,7 +14,15 @@ import pytest
 
 from validation.environments import sandbox
 from validation.runs.backends.local import Limits, LocalSession
-from validation.runs.host_kill import HostKilled, killed_by_host, limit_reached, oom_kills
+from validation.runs.host_kill import (
+    HostKilled,
+    container_killed_by_host,
+    kernel_log,
+    killed_by_host,
+    limit_reached,
+    oom_kills,
+    oom_records,
+)
 
 SLEEP = "import pathlib, sys, time; pathlib.Path(sys.argv[1]).write_text('up'); time.sleep(60)"
 
@@ -109,3 +117,49 @@ def test_the_kernels_counts_are_read(tmp_path):
     (group / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 2\noom_kill 2\n")
     assert limit_reached(group) == 2 and limit_reached(None) == 0
     assert limit_reached(tmp_path) == 0
+
+
+CONTAINER = "b42e3d544a6cf2c88904c750b7235d3a535586539923595c9b25517b214033df"
+PARENT_OOM = (
+    f"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset={CONTAINER},mems_allowed=0,"
+    f"oom_memcg=/swt-oom,task_memcg=/swt-oom/{CONTAINER},task=python3,pid=7642,uid=0"
+)  # a record as this machine's kernel (6.18, cgroup v1) wrote it
+OWN_OOM = PARENT_OOM.replace("oom_memcg=/swt-oom,", f"oom_memcg=/docker/{CONTAINER},").replace(
+    "task_memcg=/swt-oom/", "task_memcg=/docker/"
+)
+GLOBAL_OOM = (
+    "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+    f"task_memcg=/system.slice/docker-{CONTAINER}.scope,task=python3,pid=8,uid=0"
+)
+
+
+def test_the_kernels_record_tells_a_container_killed_for_memory_not_its_own():
+    def decide(exit_code, kernel, before=None, after=None, own=True):
+        return container_killed_by_host(
+            CONTAINER, exit_code, kernel=kernel, oom_before=before, oom_after=after, own_limit=own
+        )
+
+    assert oom_records(["something else", PARENT_OOM])[0]["oom_memcg"] == "/swt-oom"
+    killed = decide(137, ["Memory cgroup out of memory", PARENT_OOM])
+    assert "OOM killer killed python3 (pid 7642)" in killed and "(/swt-oom)" in killed, killed
+    assert PARENT_OOM in killed  # the kernel's own words: the evidence
+    assert "the machine's memory" in decide(137, [GLOBAL_OOM])
+    assert decide(137, [OWN_OOM]) is None  # its own limit: the tests' result
+    assert decide(137, [PARENT_OOM.replace(CONTAINER, "f" * 64)]) is None  # another container
+    assert decide(137, []) is None  # killed by its own code
+    assert decide(1, [PARENT_OOM]) is None and decide(None, [PARENT_OOM]) is None
+    # no kernel log to read (not root): the count of OOM kills, less the container's own limit
+    assert "OOM killer" in decide(137, None, 4, 5, own=False)
+    assert decide(137, None, 4, 5, own=True) is None
+
+
+def test_the_kernel_log_gives_what_is_written_after_it_was_opened():
+    with kernel_log() as kernel:
+        if kernel.since() is None:
+            pytest.skip("/dev/kmsg cannot be read here (root or CAP_SYSLOG)")
+        marker = f"swt-builder test {os.getpid()}"
+        try:
+            Path("/dev/kmsg").write_text(marker + "\n")
+        except OSError as error:
+            pytest.skip(f"/dev/kmsg cannot be written here: {error}")
+        assert any(marker in message for message in kernel.since())

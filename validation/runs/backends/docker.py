@@ -35,6 +35,7 @@ from validation.environments.environment import EnvironmentSpec, merge_env
 from validation.environments.images import SUITES
 from validation.environments.metadata import SHIM, Identity, identity
 from validation.environments.runtime import RuntimeFiles
+from validation.runs import host_kill
 from validation.runs.backends.base import Backend, Session, read_optional
 from validation.runs.patches import apply_patch
 from validation.runs.process import Completed
@@ -52,7 +53,9 @@ class DockerSession(Session):
     """A worktree on the host (patches applied there); each run copies it into a new container.
 
     Runs have no network, resource limits, and are killed on timeout; the container is removed
-    after every run, so nothing a run does survives into the next one.
+    after every run, so nothing a run does survives into the next one. A run the host's OOM
+    killer ended (for memory outside the container's own limit) raises HostKilled: a fault of
+    the machine, not the tests' result (``host_kill``).
     """
 
     def __init__(
@@ -105,11 +108,21 @@ class DockerSession(Session):
             container.put_archive("/", tar_tree(self.tree, WORKDIR.strip("/"), dirs=scratch))
             if self.provided:
                 container.put_archive("/", self._tools())
-            completed = run_to_end(container, log_path, timeout_s)
+            with host_kill.kernel_log() as kernel:
+                oom_before = host_kill.oom_kills()
+                completed = run_to_end(container, log_path, timeout_s)
+                messages, oom_after = kernel.since(), host_kill.oom_kills()
             chunks, _ = container.get_archive(SCRATCH)
             extract_files(chunks, self.run_dir / "scratch")
         finally:
             remove(container)
+        if _local(self.client):  # this machine's kernel is the daemon's
+            killed = host_kill.container_killed_by_host(
+                container.id, completed.exit_code, kernel=messages, oom_before=oom_before,
+                oom_after=oom_after, own_limit=completed.oom_killed,
+            )  # fmt: skip
+            if killed is not None:
+                raise host_kill.HostKilled(killed, log=str(log_path))
         return Completed(completed.exit_code, completed.timed_out, completed.duration_s)
 
     def _with_metadata(self, command: list[str]) -> list[str]:
@@ -149,6 +162,12 @@ class DockerSession(Session):
             "LANG": "C.UTF-8",
         }
         return merge_env(base, self.environment.spec)
+
+
+def _local(client: Any) -> bool:
+    """Whether the daemon is reached by a Unix socket (runs on this machine's kernel, as a rule;
+    a daemon in a VM behind one has a kernel whose log never names its containers)."""
+    return str(getattr(client.api, "base_url", "")).startswith("http+docker://localhost")
 
 
 class DockerBackend(Backend):
