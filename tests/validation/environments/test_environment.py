@@ -126,6 +126,33 @@ def test_a_root_builder_builds_as_an_unprivileged_uid_sharing_the_cache(tmp_path
     assert six.stat().st_nlink > 1  # a hardlink of the cache's file
 
 
+DESCRIBED = """
+import subprocess
+from setuptools import setup
+
+described = subprocess.run(
+    ["git", "describe", "--tags"], capture_output=True, text=True, check=True
+).stdout
+setup(name="described", version=described.strip().lstrip("v"), py_modules=["described"])
+"""
+
+
+@pytest.mark.slow
+def test_a_setup_py_reads_its_version_from_git(tmp_path, git_repo):
+    """As versioneer does: git in the build, whatever uid the build runs as (a sandbox uid of
+    its own for a root builder, whose checkout's repository root owns)."""
+    commit = git_repo.commit({"setup.py": DESCRIBED, "described.py": "VALUE = 1\n"})
+    git_repo.git("tag", "v4.5.6")
+    interpreters = Interpreters([sys.executable], use_uv=False)
+    spec = EnvironmentSpec(python=HERE, project=git_repo.path, project_commit=commit)
+    python = LocalEnvironments(tmp_path / "envs", interpreters).python(spec)
+    version = subprocess.run(
+        [str(python), "-c", "import importlib.metadata as m; print(m.version('described'))"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert version.strip() == "4.5.6"
+
+
 def test_failed_build_raises_with_log_and_missing_python_is_named(tmp_path):
     interpreters = Interpreters([sys.executable], use_uv=False)
     environments = LocalEnvironments(tmp_path / "envs", interpreters)
