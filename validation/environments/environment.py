@@ -465,7 +465,9 @@ class LocalEnvironments:
     (no credentials), the resource limits ``rlimits``, and within ``timeout_s`` for the whole
     build; with ``sandbox = "bwrap"`` in a bubblewrap sandbox that may write only ``root``
     (every other environment in it read-only) and the uv cache, and reach only the package
-    index hosts and ``build_hosts`` (through ``index_proxy``; ``"*"`` in them: any host).
+    index hosts and ``build_hosts`` (through ``index_proxy``; ``"*"`` in them: any host). When
+    the builder is root the sandbox runs as an unprivileged uid (``sandbox_user``), which may
+    write only what is lent to it there: its environment, checkout and home, and the cache.
     """
 
     def __init__(
