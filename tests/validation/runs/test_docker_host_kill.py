@@ -80,13 +80,14 @@ def _limited_parent(client: Any) -> Iterator[str]:
             with contextlib.suppress(FileNotFoundError):  # no swap accounting: none to limit
                 (folder / file).write_text(value)
         yield f"/{name}"
-    finally:
-        for _ in range(50):  # the container's own cgroup goes with its removal
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-            if not folder.exists():
-                break
-            time.sleep(0.2)
+    finally:  # the daemon made it in every hierarchy (cgroup v1): each goes once empty
+        for made in [folder, *Path("/sys/fs/cgroup").glob(f"*/{name}")]:
+            for _ in range(50):  # the container's own cgroup goes with its removal
+                with contextlib.suppress(OSError):
+                    made.rmdir()
+                if not made.exists():
+                    break
+                time.sleep(0.2)
 
 
 def test_a_run_the_host_oom_killer_ends_is_a_fault_of_the_machine(git_repo, tmp_path):
