@@ -1,9 +1,15 @@
-"""Per-run cgroups: found where a delegated cgroup v2 gives its children pids and memory, set
-with the run's limits, entered by the run's command before anything else runs."""
+"""Per-run cgroups: found where a delegated cgroup v2 gives its children pids and memory (or
+can, once its processes are in a leaf of their own), set with the run's limits, entered by the
+run's command before anything else runs."""
 
+import contextlib
+import errno
 import os
+import shutil
 import subprocess
 import sys
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -136,3 +142,139 @@ def test_a_real_delegated_cgroup_v2_bounds_a_runs_processes_and_memory(delegated
         events = dict(line.split() for line in (group / "memory.events").read_text().splitlines())
         assert int(events["oom_kill"]) >= 1, events
     assert not group.exists()  # removed after the run
+
+
+@pytest.fixture
+def busy() -> Iterator[tuple[Path, Path, str, subprocess.Popen]]:
+    """A cgroup of a real cgroup v2 hierarchy that holds a process (``sleep``) and has a
+    controller to give its children but gives it not: the case of a cgroup systemd delegates.
+    Made as root in the hierarchy's root, whose children get the controller (undone
+    afterwards); the process is killed and the cgroups removed afterwards. Yields the mount,
+    the cgroup, the controller and the process."""
+    mount = sandbox_cgroup._mount()
+    if mount is None:
+        pytest.skip("no cgroup v2 file system is mounted")
+    offered = (mount / "cgroup.controllers").read_text().split()
+    if not offered:
+        pytest.skip(
+            f"the cgroup v2 hierarchy at {mount} offers no controller: the kernel's are all "
+            "bound to cgroup v1 hierarchies (/proc/cgroups)"
+        )
+    if os.geteuid() != 0:
+        pytest.skip("a test cgroup in the hierarchy's root takes root")
+    name = offered[0]
+    control = mount / "cgroup.subtree_control"
+    added = name not in control.read_text().split()
+    if added:
+        control.write_text(f"+{name}\n")
+    group = mount / f"swt-test-{uuid.uuid4().hex[:12]}"
+    group.mkdir()
+    sleeper = subprocess.Popen(sandbox_cgroup.entered(group, ["sleep", "600"]))
+    try:
+        deadline = time.monotonic() + 30
+        while not (group / "cgroup.procs").read_text().split():  # the shim moved itself in
+            assert time.monotonic() < deadline, "the process did not enter its cgroup"
+            time.sleep(0.05)
+        yield mount, group, name, sleeper
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        for folder in sorted(group.glob("*/"), reverse=True):
+            if folder.is_dir():
+                folder.rmdir()
+        group.rmdir()
+        if added:  # left where another user of the hierarchy enabled it meanwhile (EBUSY)
+            with contextlib.suppress(OSError):
+                control.write_text(f"-{name}\n")
+
+
+def test_a_cgroup_holding_processes_moves_them_to_a_leaf_and_then_gives_its_children(busy):
+    """What makes a delegated cgroup usable: it cannot give its children a controller while it
+    holds processes (EBUSY); moved into a leaf of their own, they let it, and runs' cgroups,
+    the leaf's siblings, have the controller."""
+    mount, group, name, sleeper = busy
+    control = group / "cgroup.subtree_control"
+    with pytest.raises(OSError) as refused:
+        control.write_text(f"+{name}\n")
+    assert refused.value.errno == errno.EBUSY, refused.value
+    folder, why = sandbox_cgroup.parent(mount, own=group.name, controllers=(name,))
+    assert folder == group, why
+    assert "moved into swt-builder/" in why, why
+    leaf = group / sandbox_cgroup.LEAF
+    assert (leaf / "cgroup.procs").read_text().split() == [str(sleeper.pid)]
+    assert (group / "cgroup.procs").read_text() == ""
+    assert control.read_text().split() == [name]
+    assert sleeper.poll() is None  # moved, not ended
+    # A process in the leaf (one started from the moved ones) finds the same folder.
+    again, why = sandbox_cgroup.parent(mount, own=f"{group.name}/{leaf.name}", controllers=(name,))
+    assert again == group, why
+    with sandbox_cgroup.run_group(folder, processes=0, memory_mb=0) as run:
+        assert run.parent == group
+        assert name in (run / "cgroup.controllers").read_text().split()
+    assert sorted(path.name for path in group.iterdir() if path.is_dir()) == [leaf.name]
+
+
+def test_a_process_that_cannot_be_moved_leaves_the_cgroup_as_it_was(busy):
+    """A process of the cgroup outside the builder's PID namespace (cgroup.procs lists it as
+    0) is not the builder's to move: no per-run cgroups, saying so, and nothing changed."""
+    mount, group, name, sleeper = busy
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) to start the builder in a PID namespace of its own")
+    look = (
+        "import sys; from pathlib import Path; "
+        "from validation.environments import sandbox_cgroup as c; "
+        "folder, why = c.parent(Path(sys.argv[1]), own=sys.argv[2], controllers=(sys.argv[3],)); "
+        "print(folder); print(why)"
+    )
+    seen = subprocess.run(
+        [unshare, "--pid", "--fork", sys.executable, "-c", look, str(mount), group.name, name],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    folder, why = seen.stdout.splitlines()
+    assert folder == "None", seen.stdout
+    assert "outside this PID namespace" in why, why
+    assert (group / "cgroup.procs").read_text().split() == [str(sleeper.pid)]
+    assert not (group / sandbox_cgroup.LEAF).exists()
+    assert (group / "cgroup.subtree_control").read_text().split() == []
+
+
+def test_when_the_controllers_cannot_be_enabled_the_moved_processes_go_back(busy):
+    """A cgroup delegated to a user but for its cgroup.subtree_control: the user moves the
+    processes into the leaf, cannot enable the controller, and moves them back."""
+    mount, group, name, sleeper = busy
+    for path in (group, group / "cgroup.procs"):
+        os.chown(path, 65534, 65534)
+    look = (
+        "import os, sys; from pathlib import Path; "
+        "from validation.environments import sandbox_cgroup as c; "
+        "os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534); "
+        "folder, why = c.parent(Path(sys.argv[1]), own=sys.argv[2], controllers=(sys.argv[3],)); "
+        "print(folder); print(why)"
+    )
+    seen = subprocess.run(
+        [sys.executable, "-c", look, str(mount), group.name, name],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    folder, why = seen.stdout.splitlines()
+    assert folder == "None", seen.stdout
+    assert "enabling them after the move failed: Permission denied" in why, why
+    assert (group / "cgroup.procs").read_text().split() == [str(sleeper.pid)]
+    assert not (group / sandbox_cgroup.LEAF).exists()
+    assert (group / "cgroup.subtree_control").read_text().split() == []
+
+
+def test_the_hierarchys_root_is_left_to_the_service_manager():
+    """The root cgroup holds the machine's processes (kernel threads, which cannot move, too);
+    a controller it does not give its children is not enabled from here, and nothing moves."""
+    mount = sandbox_cgroup._mount()
+    if mount is None:
+        pytest.skip("no cgroup v2 file system is mounted")
+    given = (mount / "cgroup.subtree_control").read_text().split()
+    withheld = [n for n in (mount / "cgroup.controllers").read_text().split() if n not in given]
+    if not withheld:
+        pytest.skip(f"the cgroup v2 hierarchy at {mount} gives its children all it offers")
+    folder, why = sandbox_cgroup.parent(mount, own="/", controllers=(withheld[0],))
+    assert folder is None and "the hierarchy's root" in why, why
+    assert not (mount / sandbox_cgroup.LEAF).exists()
+    assert (mount / "cgroup.subtree_control").read_text().split() == given
