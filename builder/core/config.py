@@ -116,7 +116,7 @@ class ValidationConfig(_Section):
         default=365, ge=0, description="a Python counts for a date once it is this many days old"
     )
     python_choice: PythonChoice = Field(
-        default="newest",
+        default="median",
         description="which of the Pythons the project's CI tested (at the environment commit, "
         "released by its date) a spec without a python takes; of an even count, median is "
         "the newer middle one",

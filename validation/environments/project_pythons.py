@@ -69,7 +69,7 @@ def project_python(
     *,
     date: dt.date,
     requires_python: str = "",
-    choice: PythonChoice = "newest",
+    choice: PythonChoice = "median",
 ) -> ProjectPython | None:
     """The Python the project's CI tested that ``choice`` names among those available here,
     allowed by its ``requires_python`` and released by ``date`` (a CI job on a pre-release has

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -47,11 +48,13 @@ from validation.environments.specs import (
 )
 from validation.environments.versioning import commit_date, detect_version, version_tag_commit
 
-RESOLUTION_VERSION = 4
+RESOLUTION_VERSION = 5
 """Bump when :func:`resolve` chooses differently (a Python, a date): validation results are
 recomputed, and only the environments whose spec changed are rebuilt (their keys change).
 2: a Python the project's CI tested keeps the environment's own date. 3: an inferred spec's
-pins are requirements, not overrides. 4: only once its first maintenance release is out."""
+pins are requirements, not overrides. 4: only once its first maintenance release is out.
+5: the median tested Python by default; an inferred spec's exact pins are floors on a Python
+its CI did not test."""
 INFERRED = "inferred"
 """The ``spec_source`` of a spec inferred from the project's files."""
 
@@ -68,12 +71,15 @@ class Resolution:
     spec_source: str  # the spec file's label (see ``spec_label``), or INFERRED
     python_source: str = "spec"  # "spec", a source of project_pythons (e.g. "tox envlist"), "era"
     base_requirements: tuple[str, ...] = ()  # the base commit's, added to the spec's packages
+    relaxed_pins: tuple[str, ...] = ()  # the project's exact pins made floors (``relax_pins``)
 
     def metadata(self) -> dict[str, str]:
         """What the instance's run_metadata records about its environment."""
         added = {"base_requirements": json.dumps(list(self.base_requirements))}
+        relaxed = {"relaxed_pins": json.dumps(list(self.relaxed_pins))}
         return {
             **(added if self.base_requirements else {}),
+            **(relaxed if self.relaxed_pins else {}),
             "version": self.version,
             "version_source": self.version_source,
             "detected_version": self.detected_version or "",
@@ -112,7 +118,7 @@ def resolve(
     dated_default: bool = True,
     resolve_as_of: str = "",
     era_lag_days: int = 365,
-    python_choice: PythonChoice = "newest",
+    python_choice: PythonChoice = "median",
     spec_source: str = "",
     requires_python: str | None = None,
 ) -> Resolution:
@@ -131,12 +137,15 @@ def resolve(
     settings = repo_spec.settings(version)
     date = commit_date(mirror, setup_commit)
     python, python_source = settings.python, "spec"
+    tested: set[str] = set()
     if python is None:
         if requires_python is None:
             requires_python = requires_python_at(mirror, setup_commit)
         available = list(available_pythons)
+        named_pythons = project_pythons(mirror, setup_commit)
+        tested = {p.version for p in named_pythons if p.source in TESTED}
         named = project_python(
-            project_pythons(mirror, setup_commit),
+            named_pythons,
             available,
             date=date.date(),
             requires_python=requires_python,
@@ -156,9 +165,13 @@ def resolve(
                 f"{repo_spec.repo}@{version}: no Python available for the era of {date:%Y-%m-%d}"
             )
     dated = dated_default if settings.dated is None else settings.dated
+    packages, relaxed = tuple(settings.packages), ()
+    if settings.pins_override is False and tested and python not in tested:
+        # the project's own pins were made for Pythons its CI ran, none of which runs here
+        packages, relaxed = relax_pins(packages)
     spec = EnvironmentSpec(
         python=python,
-        packages=tuple(settings.packages),
+        packages=packages,
         project=Path(mirror),
         project_commit=setup_commit,
         requirements=tuple(settings.requirements),
@@ -196,7 +209,34 @@ def resolve(
         environment_commit=setup_commit,
         spec_source=spec_source,
         python_source=python_source,
+        relaxed_pins=relaxed,
     )
+
+
+def relax_pins(packages: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``packages`` with each exact pin (``name==1.2``, no wildcard) made a floor
+    (``name>=1.2``), and the pins that were relaxed.
+
+    A project's pins hold on the Pythons its CI ran. On another one (none of those is available
+    here) an exact pin of its era may not run at all: requests 1.1 pins ``pytest==2.3.4``,
+    tested on Python 3.3, and on 3.6 that pytest's assertion rewriting fails on every test file
+    (``ast.Call`` changed in 3.5). As a floor it resolves, dated, to a version of the
+    environment's date that runs on its Python."""
+    out, relaxed = [], []
+    for text in packages:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            out.append(text)
+            continue
+        clauses = list(requirement.specifier)
+        if len(clauses) == 1 and clauses[0].operator == "==" and "*" not in clauses[0].version:
+            requirement.specifier = SpecifierSet(f">={clauses[0].version}")
+            out.append(str(requirement))
+            relaxed.append(text)
+        else:
+            out.append(text)
+    return tuple(out), tuple(relaxed)
 
 
 def environment_commit(

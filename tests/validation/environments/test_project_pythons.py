@@ -83,15 +83,21 @@ def test_the_newest_tested_available_released_allowed_one_wins():
     ]
     available = ["3.8", "3.9", "3.11", "3.12", "3.13"]
     date = dt.date(2023, 6, 1)
-    assert project_python(pythons, available, date=date) == ProjectPython("3.11", "tox envlist")
-    assert project_python(pythons, ["3.9"], date=date) == ProjectPython("3.9", "tox envlist")
-    limited = project_python(pythons, available, date=date, requires_python="<3.10")
+    assert project_python(pythons, available, date=date, choice="newest") == ProjectPython(
+        "3.11", "tox envlist"
+    )
+    assert project_python(pythons, ["3.9"], date=date, choice="newest") == ProjectPython(
+        "3.9", "tox envlist"
+    )
+    limited = project_python(
+        pythons, available, date=date, requires_python="<3.10", choice="newest"
+    )
     assert limited == ProjectPython("3.9", "tox envlist")
-    later = project_python(pythons, available, date=dt.date(2025, 1, 1))
+    later = project_python(pythons, available, date=dt.date(2025, 1, 1), choice="newest")
     assert later == ProjectPython("3.12", "github actions")  # tested beats classifiers' 3.13
-    supported = project_python(pythons[-1:], available, date=dt.date(2025, 1, 1))
+    supported = project_python(pythons[-1:], available, date=dt.date(2025, 1, 1), choice="newest")
     assert supported == ProjectPython("3.13", "classifiers")
-    assert project_python(pythons, ["3.7"], date=date) is None
+    assert project_python(pythons, ["3.7"], date=date, choice="newest") is None
 
 
 def test_the_choice_takes_the_median_or_the_oldest_of_the_usable_tested_ones():

@@ -1,6 +1,8 @@
 """Which Python a resolved environment gets, where that choice came from, and the date it
 resolves as of."""
 
+import json
+
 import pytest
 from pydantic import ValidationError
 
@@ -14,7 +16,7 @@ from validation.environments.specs import RepoSpec, Settings, load_spec
 AVAILABLE = ["3.8", "3.9", "3.10", "3.11", "3.12"]
 
 
-def test_the_newest_tested_python_wins_over_the_era(git_repo):
+def test_a_tested_python_wins_over_the_era(git_repo):
     # commits are dated 2024-01-01: the era rule alone gives 3.11 (3.12 is under a year old)
     base = git_repo.commit(
         {
@@ -24,12 +26,42 @@ def test_the_newest_tested_python_wins_over_the_era(git_repo):
     )
     spec = RepoSpec(repo="acme/widgets")
     resolution = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE)
-    assert resolution.spec.python == "3.10" and resolution.python_source == "tox envlist"
+    assert resolution.spec.python == "3.9" and resolution.python_source == "tox envlist"
     assert resolution.metadata()["python_source"] == "tox envlist"
     assert resolution.spec.python_tested  # its CI ran it then: no floor raises the date
-    # a tested Python not available here falls to the next tested one
+    newest = resolve(
+        spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE,
+        python_choice="newest",
+    )  # fmt: skip
+    assert newest.spec.python == "3.10"
+    # a tested Python not available here is no candidate: the median of the other two
     older = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=["3.8", "3.9"])
     assert older.spec.python == "3.9"
+
+
+def test_the_projects_pins_are_floors_on_a_python_its_ci_did_not_test(git_repo):
+    # CI tested 3.3 only, which is not available: the era's Python runs it, where pytest 2.3.4
+    # (the project's pin of 2013) cannot
+    base = git_repo.commit({"setup.py": "setup(name='w')\n",
+                            ".travis.yml": "python:\n  - 2.7\n  - 3.3\n"})  # fmt: skip
+    pins = ["py==1.4.12", "pytest==2.3.4", "mock>=1.0", "six==1.*"]
+    inferred = RepoSpec(repo="acme/widgets", defaults=Settings(packages=pins, pins_override=False))
+    resolution = resolve(
+        inferred, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE
+    )
+    assert resolution.python_source == "era"
+    assert resolution.spec.packages == ("py>=1.4.12", "pytest>=2.3.4", "mock>=1.0", "six==1.*")
+    assert resolution.relaxed_pins == ("py==1.4.12", "pytest==2.3.4")
+    assert json.loads(resolution.metadata()["relaxed_pins"]) == ["py==1.4.12", "pytest==2.3.4"]
+    # a spec author's pins hold as written, and so do the project's on a Python its CI ran
+    authored = RepoSpec(repo="acme/widgets", defaults=Settings(packages=pins))
+    kept = resolve(authored, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE)
+    assert kept.spec.packages == tuple(pins) and "relaxed_pins" not in kept.metadata()
+    tested = git_repo.commit({".travis.yml": "python:\n  - 3.9\n"})
+    on_tested = resolve(
+        inferred, mirror=git_repo.path, base_commit=tested, available_pythons=AVAILABLE
+    )
+    assert on_tested.python_source == "travis" and on_tested.spec.packages == tuple(pins)
 
 
 def test_the_test_tools_own_dependencies_the_project_declares_are_dated(git_repo):
