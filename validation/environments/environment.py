@@ -129,6 +129,23 @@ resolution: without the constraint an isolated (PEP 517) build would take the to
 release beside the era's other build tools (today's setuptools with a 2021 ``packaging``
 fails to build)."""
 _FAR_FUTURE = "2100-01-01T00:00:00Z"
+UNDATED_RETRY = (
+    'out=$(mktemp) && tries=0 && while :; do "$@" 2> "$out"; code=$?; cat "$out" >&2; '
+    '[ "$code" -eq 0 ] && rm -f "$out" && exit 0; '
+    "names=$(sed -n 's/.*`\\([^`]*\\)` was filtered by `exclude-newer`.*/\\1/p' \"$out\" "
+    "| sort -u); "
+    '[ -n "$names" ] && [ "$tries" -lt 5 ] || { rm -f "$out"; exit "$code"; }; '
+    "for name in $names; do "
+    'echo "# undated: $name (no release of it uploaded before the date)" >&2; '
+    f'set -- "$@" --exclude-newer-package "$name={_FAR_FUTURE}"; done; '
+    "tries=$((tries + 1)); done"
+)
+"""``sh -c`` wrapper of a dated uv install: a package none of whose releases was uploaded
+before the date (uv: "`X` was filtered by `exclude-newer`") is taken undated and the install
+run again, the name said in the log. An index's upload times are not always release dates:
+atomicwrites' releases up to 1.4.0 were deleted and 1.4.1 uploaded in July 2022, so a dated
+resolution of before then that needs it (pytest's own environments, which date pytest's
+dependencies with it) finds no version at all."""
 
 
 class EnvironmentBuildError(SwtError, RuntimeError):
@@ -328,6 +345,7 @@ def install_steps(
             options += ("--build-constraints", constraints)
     if dated:
         options += date_options(spec)
+        pip = ("sh", "-c", UNDATED_RETRY, "swt-dated-install", *pip)
     if legacy:  # built in the environment, its setup_requires (and setuptools' wheel) there
         builders = [*spec.setup_requires, *([] if "wheel" in _names(spec.packages) else ["wheel"])]
         wanted = (*seed, *builders, *spec.packages, *targets)

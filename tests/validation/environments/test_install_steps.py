@@ -348,3 +348,37 @@ def test_a_test_tools_own_dependencies_the_project_declares_keep_its_date():
     assert "pluggy" not in dated and "iniconfig" not in dated  # the --exclude-newer date
     assert dated["py"] == FAR and dated["pytest-xdist"] == FAR
     assert declared.key() != BASE.key()
+
+
+def test_a_package_with_no_release_uploaded_before_the_date_is_taken_undated(tmp_path):
+    # a uv stand-in that answers as uv does while atomicwrites is dated (its releases up to
+    # 1.4.0 were deleted and 1.4.1 uploaded in 2022), and installs once it is not
+    uv = tmp_path / "uv"
+    uv.write_text(
+        "#!/bin/sh\n"
+        'echo "$@" >> "$0.calls"\n'
+        'case " $* " in *" atomicwrites=2100-01-01T00:00:00Z "*) echo installed; exit 0;; esac\n'
+        "echo 'error: No solution found when resolving dependencies' >&2\n"
+        "echo '  cause: Because there are no versions of atomicwrites and pytest==4.5.1 "
+        "depends on atomicwrites>=1.0, we can conclude ...' >&2\n"
+        "echo 'hint: `atomicwrites` was filtered by `exclude-newer` to only include packages "
+        "uploaded before 2019-05-31T04:35:00Z.' >&2\n"
+        "exit 1\n"
+    )
+    uv.chmod(0o755)
+    spec = dataclasses.replace(BASE, dated_tools=("atomicwrites",))  # pytest's own, say
+    step = install_steps(spec, base_python="p", venv="/e", project_dir="/src", uv=str(uv))
+    (dependencies,) = [s for s in step if s.label == "dependencies"]
+    done = subprocess.run(dependencies.argv, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "# undated: atomicwrites (no release of it uploaded before the date)" in done.stderr
+    calls = (tmp_path / "uv.calls").read_text().splitlines()
+    assert len(calls) == 2 and "atomicwrites=2100-01-01T00:00:00Z" in calls[1]
+    assert calls[1].startswith(calls[0])  # the same install, one date option more
+
+    # any other failure is the install's own: once, with its exit code and output
+    uv.write_text('#!/bin/sh\necho "$@" >> "$0.calls"\necho \'error: disk full\' >&2\nexit 2\n')
+    (tmp_path / "uv.calls").unlink()
+    failed = subprocess.run(dependencies.argv, capture_output=True, text=True)
+    assert failed.returncode == 2 and "disk full" in failed.stderr
+    assert len((tmp_path / "uv.calls").read_text().splitlines()) == 1
