@@ -32,6 +32,7 @@ from validation.golden_coverage import change_coverage
 from validation.golden_runs import GoldenRuns, read_file, with_runs
 from validation.instance_record import instance_record
 from validation.job import STAGE, Job
+from validation.runs import checkout_path
 from validation.runs.backends import make_backend
 from validation.runs.patches import PatchError, runnable_test_files, unsafe_patch_paths
 from validation.runs.runners import PYTEST_LAUNCHER, make_runner
@@ -93,6 +94,7 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             "grading": GRADING_VERSION,
             "pytest_launcher": PYTEST_LAUNCHER.digest,  # how a pytest run's outcomes are read
             "metadata": [metadata.VERSION, metadata.SHIM.digest],
+            "checkout_path": checkout_path.VERSION,  # how the checkout wins over the install
             "test_imports": test_imports.VERSION,  # a spec may turn it on for its repository
         }
         if self.settings.coverage:  # results without coverage do not depend on how it measures

@@ -5,8 +5,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from validation.environments.docker_environments import WORKDIR
+from validation.environments.docker_environments import VENV, WORKDIR
 from validation.environments.environment import EnvironmentSpec
+from validation.runs import checkout_path
 from validation.runs.backends.docker import TOOLS
 from validation.runs.runners import make_runner
 
@@ -34,11 +35,14 @@ def eval_script(
     """``eval.sh``: from ``/testbed``, the test files that exist at the base commit reset to
     it, the test patch applied, the runner's files written where runs find them, then between
     the harness's markers the runner's command on ``files`` as validation runs it (same
-    launcher and options, the checkout first on ``PYTHONPATH``), the test files reset again."""
+    launcher and options, the checkout ahead of the installed project through the ``.pth`` file
+    runs have, see ``checkout_path``), the test files reset again."""
     runner = make_runner(spec.runner, spec.test_command)
     runtime = f"{TOOLS}/{runner.runtime.digest}" if runner.runtime and not runner.launcher else None
     report = f"{REPORT}/{runner.report_name or 'unused'}"
     command = runner.command("python", list(files), report, (), runtime)
+    site_packages = f"{VENV}/lib/python{spec.python}/site-packages"
+    checkout_pth = checkout_path.literal([WORKDIR, f"{WORKDIR}/src"])  # src/: where it exists
     reset = (
         f"for path in {' '.join(shlex.quote(path) for path in files)}; do "
         f'git cat-file -e {base_commit}:"$path" 2>/dev/null'
@@ -48,12 +52,12 @@ def eval_script(
         "#!/bin/bash",
         "set -uxo pipefail",
         f"cd {WORKDIR}",
-        'export PYTHONPATH="/testbed$([ -d /testbed/src ] && echo :/testbed/src)"',
         "export HOME=/root TMPDIR=/tmp LANG=C.UTF-8",
         *(f"export {name}={shlex.quote(value)}" for name, value in spec.env),
         reset,
         *_heredoc("git apply --verbose -", test_patch, "PATCH"),
         f"mkdir -p {REPORT}",
+        *_heredoc(f"cat > {site_packages}/{checkout_path.PTH}", checkout_pth, "PTH"),
     ]
     if runtime is not None and runner.runtime is not None:
         lines.append(f"mkdir -p {runtime}")

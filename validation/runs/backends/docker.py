@@ -26,6 +26,7 @@ from validation.environments.docker_engine import (
 )
 from validation.environments.docker_environments import (
     ENV_SCHEMA,
+    VENV,
     WORKDIR,
     DockerEnvironment,
     DockerEnvironments,
@@ -35,7 +36,7 @@ from validation.environments.environment import EnvironmentSpec, merge_env
 from validation.environments.images import SUITES
 from validation.environments.metadata import SHIM, Identity, identity
 from validation.environments.runtime import RuntimeFiles
-from validation.runs import host_kill
+from validation.runs import checkout_path, host_kill
 from validation.runs.backends.base import Backend, Session, read_optional
 from validation.runs.patches import apply_patch
 from validation.runs.process import Completed
@@ -106,6 +107,7 @@ class DockerSession(Session):
         try:
             scratch = ("swt", SCRATCH.strip("/"))
             container.put_archive("/", tar_tree(self.tree, WORKDIR.strip("/"), dirs=scratch))
+            container.put_archive("/", self._checkout_pth())
             if self.provided:
                 container.put_archive("/", self._tools())
             with host_kill.kernel_log() as kernel:
@@ -150,14 +152,21 @@ class DockerSession(Session):
     def read_scratch(self, name: str) -> bytes | None:
         return read_optional(self.run_dir / "scratch" / name)
 
+    def _checkout_pth(self) -> io.BytesIO:
+        """A tar of the run's ``.pth`` naming its checkout (``checkout_path``), in the
+        environment's site-packages (each container starts from the image: the file is its own)."""
+        metadata = METADATA if self.project else None
+        paths = checkout_path.run_paths(WORKDIR, (self.tree / "src").is_dir(), metadata)
+        site_packages = f"{VENV}/lib/python{self.environment.spec.python}/site-packages"
+        name = f"{site_packages.strip('/')}/{checkout_path.PTH}"
+        return tar_files({name: checkout_path.literal(paths).encode()})
+
     def _env(self) -> dict[str, str]:
-        """What a run sees besides the image's variables: the checkout first on the path."""
-        paths = [WORKDIR, *([f"{WORKDIR}/src"] if (self.tree / "src").is_dir() else [])]
-        paths += [METADATA] if self.project else []
+        """What a run sees besides the image's variables (the checkout is on the import path
+        through its ``.pth``, not ``PYTHONPATH``: see ``checkout_path``)."""
         base = {
             "HOME": "/root",
             "TMPDIR": "/tmp",
-            "PYTHONPATH": ":".join(paths),
             **({} if self.bytecode else {"PYTHONDONTWRITEBYTECODE": "1"}),
             "LANG": "C.UTF-8",
         }

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from builder.core.config import DockerConfig, ValidationConfig
+from builder.core.files import write_text_if_changed
 from builder.core.repos import worktree
 from validation.environments import sandbox, sandbox_cgroup, sandbox_root, sandbox_user
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments
@@ -23,7 +24,7 @@ from validation.environments.metadata import SHIM, Identity, identity
 from validation.environments.refusal import SandboxRefused, refused_run
 from validation.environments.runtime import RuntimeFiles
 from validation.environments.sandbox import require as require_sandbox
-from validation.runs import host_kill
+from validation.runs import checkout_path, host_kill
 from validation.runs.backends.base import Backend, Session, read_optional
 from validation.runs.patches import apply_patch
 from validation.runs.process import Completed, run_killable
@@ -177,20 +178,44 @@ class LocalSession(Session):
 
     def _mounts(self) -> list[sandbox.Mount | sandbox.Link]:
         """The environment and the interpreter it links to read-only (at their own paths,
-        through their links), its site-packages layered (writable for this run alone), the run
-        dir at ``/swt`` and the checkout at ``/testbed``, both writable: nothing else of the
-        host but its system directories."""
+        through their links), its site-packages layered (writable for this run alone) with the
+        run's ``.pth`` of its checkout in it (``checkout_path``), the run dir at ``/swt`` and the
+        checkout at ``/testbed``, both writable: nothing else of the host but its system
+        directories."""
         environment = self.python.parent.parent
         mounts: list[sandbox.Mount | sandbox.Link] = [
             *sandbox_root.interpreter(self.python),
             sandbox.Mount(environment, str(environment)),
             *sandbox_root.reachable(environment),
         ]
+        checkout = self._checkout_pth()
         for site_packages in sorted(environment.glob("lib/python*/site-packages")):
-            mounts += sandbox.layered(site_packages)
+            mounts += sandbox.layered(site_packages)  # then this run's checkout before it
+            real = os.path.realpath(site_packages)
+            mounts.append(sandbox.Mount(checkout, f"{real}/{checkout_path.PTH}"))
         mounts.append(sandbox.Mount(self.run_dir, sandbox.RUN_ROOT, writable=True))
         mounts.append(sandbox.Mount(self.tree, sandbox.TESTBED, writable=True))
         return mounts
+
+    def _run_paths(self) -> list[str]:
+        metadata = f"{self.inside}/metadata" if self.project else None
+        return checkout_path.run_paths(self.testbed, (self.tree / "src").is_dir(), metadata)
+
+    def _checkout_pth(self) -> Path:
+        """This run's ``.pth`` naming its checkout where the sandbox sees it (``checkout_path``),
+        written in the run dir: each site-packages of the environment gets it in its layer."""
+        path = self.run_dir / "tools" / checkout_path.PTH
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_if_changed(path, checkout_path.literal(self._run_paths()))
+        return path
+
+    def _shared_checkout_pth(self) -> None:
+        """``sandbox = "none"``: the environment's own ``.pth`` that reads each run's paths from
+        ``checkout_path.VARIABLE`` (one content for every run: written once, atomically)."""
+        text = checkout_path.from_variable()
+        environment = self.python.parent.parent
+        for site_packages in sorted(environment.glob("lib/python*/site-packages")):
+            write_text_if_changed(site_packages / checkout_path.PTH, text)
 
     def scratch_path(self, name: str) -> str:
         return f"{self.inside}/scratch/{name}"
@@ -206,17 +231,17 @@ class LocalSession(Session):
         """A minimal environment for untrusted code: no tokens, HOME and TMP in the run dir."""
         for folder in ("home", "tmp", "scratch"):
             (self.run_dir / folder).mkdir(parents=True, exist_ok=True)
-        paths = [f"{self.testbed}/src"] if (self.tree / "src").is_dir() else []
-        paths += [f"{self.inside}/metadata"] if self.project else []
         env = {
             "PATH": f"{self.python.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
             "HOME": f"{self.inside}/home",
             "TMPDIR": f"{self.inside}/tmp",
-            "PYTHONPATH": os.pathsep.join([self.testbed, *paths]),
             **({} if self.bytecode else {"PYTHONDONTWRITEBYTECODE": "1"}),
             "LANG": "C.UTF-8",
             "VIRTUAL_ENV": str(self.python.parent.parent),
         }
+        if self.bwrap is None:  # the environment's shared file reads the run's paths here
+            self._shared_checkout_pth()
+            env[checkout_path.VARIABLE] = os.pathsep.join(self._run_paths())
         if self.spec is not None:
             env.update(dict(self.spec.env))
         return env
