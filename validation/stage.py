@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -180,6 +181,9 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             spec, environment, added = self._with_test_imports(
                 record, test_files, spec, environment, mirror, run_dir / "probe", logs
             )
+        left_out = self.backend.left_out(environment)
+        if left_out:  # optional additions that could not be installed beside the pinned stack
+            added = {**added, "optional_left_out": json.dumps(list(left_out))}
         runner = make_runner(spec.runner, spec.test_command)
         network = self._network(record, resolution)
         job = Job(record, runner, test_files, logs, lines, spec.python, network, added,

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import hashlib
 import io
+import json
 import os
 import shlex
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from docker.errors import ImageNotFound
+from docker.errors import ImageNotFound, NotFound
 from docker.types import Mount
 
 from builder.core.config import DockerConfig
@@ -34,6 +35,7 @@ from validation.environments.docker_engine import (
 )
 from validation.environments.egg_info_tags import SETUP_CFG, without_tags
 from validation.environments.environment import (
+    LEFT_OUT,
     EnvironmentBuildError,
     EnvironmentSpec,
     InstallStep,
@@ -66,6 +68,8 @@ HOST_VARIABLES = (
 )
 """The only variables of this machine's environment a build container sees, and only with
 ``[docker] proxy_passthrough``: every other value it gets is set here (no token, ever)."""
+LEFT_OUT_LABEL = "org.swt-builder.left-out"
+"""The image's label naming (JSON) the optional additions its build left out."""
 _SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -76,6 +80,7 @@ class DockerEnvironment:
     image_id: str
     tag: str
     spec: EnvironmentSpec
+    left_out: tuple[str, ...] = ()  # optional additions the build left out (``LEFT_OUT``)
 
 
 def environment_steps(spec: EnvironmentSpec) -> list[InstallStep]:
@@ -226,7 +231,8 @@ class DockerEnvironments:
                     lambda: self._build(spec, base, digest, tag), f"environment image {digest}"
                 )
         self.mark_used(digest)
-        return DockerEnvironment(image.id, tag, spec)
+        left_out = tuple(json.loads(image.labels.get(LEFT_OUT_LABEL, "[]")))
+        return DockerEnvironment(image.id, tag, spec, left_out)
 
     def mark_used(self, digest: str) -> None:
         """Record a use (prune removes least recently used images first)."""
@@ -319,12 +325,27 @@ class DockerEnvironments:
                         what = f"ran out of memory (limit {self.settings.memory})"
                     what = "timed out" if run.timed_out else what
                     raise EnvironmentBuildError(f"environment image build {what}", log_path)
+                if spec.optional:  # what it left out, on the image (an environment's record)
+                    final_labels[LEFT_OUT_LABEL] = json.dumps(_left_out(container))
                 repository, _, name = tag.partition(":")
                 conf = {"Labels": final_labels, "Env": [f"{k}={v}" for k, v in env.items()],
                         "WorkingDir": WORKDIR, "Cmd": ["python"]}  # fmt: skip
                 return container.commit(repository=repository, tag=name, conf=conf)
             finally:
                 remove(container)
+
+
+def _left_out(container: Any) -> list[str]:
+    """The names in the build container's ``LEFT_OUT`` file (none when it has none)."""
+    try:
+        chunks, _ = container.get_archive(f"{VENV}/{LEFT_OUT}")
+    except NotFound:
+        return []
+    with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
+        member = archive.next()
+        handle = archive.extractfile(member) if member is not None else None
+        text = handle.read().decode("utf-8", "replace") if handle is not None else ""
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def project_archive(spec: EnvironmentSpec, log_path: Path) -> bytes:

@@ -128,6 +128,12 @@ visible whatever its date (it is a pin), but uv's overrides reach only the envir
 resolution: without the constraint an isolated (PEP 517) build would take the tool's newest
 release beside the era's other build tools (today's setuptools with a 2021 ``packaging``
 fails to build)."""
+LEFT_OUT = "swt-left-out.txt"
+"""In the venv: the optional additions (:func:`optional_additions`) that could not be installed
+beside the pinned stack, one name a line (empty when none was left out)."""
+STACK = "swt-stack.txt"
+"""In the venv: what the pinned stack installed (``name==version``), the optional additions'
+constraints."""
 _FAR_FUTURE = "2100-01-01T00:00:00Z"
 UNDATED_RETRY = (
     'out=$(mktemp) && tries=0 && while :; do "$@" 2> "$out"; code=$?; cat "$out" >&2; '
@@ -221,6 +227,8 @@ class EnvironmentSpec:
                 material.pop(field)
         material["project"] = self.project is not None
         material["key_version"] = KEY_VERSION
+        if self.optional:  # resolved after the pinned stack (the keys of others stay)
+            material["optional_after_stack"] = True
         return hashlib.sha256(canonical_json(material).encode()).hexdigest()[:24]
 
     @property
@@ -231,6 +239,11 @@ class EnvironmentSpec:
     @property
     def unpinned(self) -> tuple[str, ...]:
         return tuple(p for p in self.packages if not _is_pin(p))
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        """The optional additions (:func:`optional_additions`)."""
+        return optional_additions(self)
 
     def describe(self) -> dict[str, object]:
         """A JSON-able description (what run metadata and the environment's marker record)."""
@@ -257,6 +270,27 @@ def _is_pin(text: str) -> bool:
     except InvalidRequirement:
         return False
     return len(specifiers) == 1 and specifiers[0].operator in ("==", "===")
+
+
+def optional_additions(spec: EnvironmentSpec) -> tuple[str, ...]:
+    """The packages a spec with pins that override (``pins_override``) names bare, without a
+    version bound: the optional packages it adds (xarray's backends: sparse, zarr, …), those
+    the test files import, which resolve *after* the pinned stack, constrained by it. An
+    override makes every other requirement on a pinned package void, theirs too: numba 0.55
+    (``numpy<1.22``) resolved beside a pinned numpy 1.23 and could not be imported. A package
+    the spec bounds (``werkzeug<2.1``, ``pytest<5``) steers the stack's own resolution and
+    stays in it; an inferred spec's pins are requirements (nothing overrides them)."""
+    if not (spec.pins and spec.pins_override):
+        return ()
+    optional = []
+    for text in spec.unpinned:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue  # the installer's to reject, in the stack's resolution
+        if not requirement.specifier and not requirement.url and requirement.marker is None:
+            optional.append(text)
+    return tuple(optional)
 
 
 def _names(packages: tuple[str, ...]) -> set[str]:
@@ -346,23 +380,73 @@ def install_steps(
     if dated:
         options += date_options(spec)
         pip = ("sh", "-c", UNDATED_RETRY, "swt-dated-install", *pip)
+    optional = spec.optional if installer == "uv" else ()
+    packages = tuple(p for p in spec.packages if p not in optional)
     if legacy:  # built in the environment, its setup_requires (and setuptools' wheel) there
         builders = [*spec.setup_requires, *([] if "wheel" in _names(spec.packages) else ["wheel"])]
-        wanted = (*seed, *builders, *spec.packages, *targets)
+        wanted = (*seed, *builders, *packages, *targets)
         steps.append(InstallStep("dependencies", (*pip, *options, *wanted)))
         isolation = ("--no-build-isolation",)
         steps.append(InstallStep("project", (*pip, *options, *isolation, *wanted, *project)))
     else:
-        wanted = (*seed, *spec.packages, *targets, *project)
+        wanted = (*seed, *packages, *targets, *project)
         steps.append(InstallStep("dependencies", (*pip, *options, *wanted)))
     if spec.install_command:
         steps.append(
             InstallStep("install command", ("sh", "-c", spec.install_command), in_project=True)
         )
+    if optional:
+        constrained = _without_overrides(options)
+        steps.append(_optional_step(uv, python, venv, (*pip, *constrained), optional))
     if installer == "uv" and not _uv_compiles(spec.python):  # as pip: a file that does not
         compile_all = '"$0" -m compileall -q "$1" > /dev/null || true'  # compile is left as is
         steps.append(InstallStep("bytecode", ("sh", "-c", compile_all, python, f"{venv}/lib")))
     return steps
+
+
+_OPTIONAL = """\
+set -f
+stack="$1/STACK" left="$1/LEFT_OUT" uv="$2" python="$3" packages="$4"
+shift 4
+: > "$left"
+freeze() { "$uv" pip list --python "$python" --format freeze > "$stack"; }
+freeze
+if "$@" --constraints "$stack" $packages; then exit 0; fi
+for package in $packages; do
+  if "$@" --constraints "$stack" "$package"; then freeze; continue; fi
+  echo "$package" >> "$left"
+  echo "swt: left out $package: it cannot be installed beside the pinned stack"
+done
+"""
+"""The optional additions' step: ``sh -c _OPTIONAL optional VENV UV PYTHON "PACKAGE…" PIP…``. All of
+them in one resolution constrained by the stack as installed (the pins among it); failing
+that, one at a time, each constrained by the stack and the additions installed before it.
+What cannot be installed is left out, named in :data:`LEFT_OUT` and in the log; the step
+itself never fails. The packages are bare names (``name`` or ``name[extra]``: no space, no
+quote; ``set -f``: no glob)."""
+
+
+def _optional_step(
+    uv: str, python: str, venv: str, pip: tuple[str, ...], optional: tuple[str, ...]
+) -> InstallStep:
+    script = _OPTIONAL.replace("STACK", STACK).replace("LEFT_OUT", LEFT_OUT)
+    argv = ("sh", "-c", script, "optional", venv, uv, python, " ".join(optional), *pip)
+    return InstallStep("optional packages", argv)
+
+
+def _without_overrides(options: tuple[str, ...]) -> tuple[str, ...]:
+    """``options`` less ``--overrides FILE``: the optional additions meet the pins as they are
+    installed (constraints), never overriding their own requirements."""
+    kept: list[str] = []
+    skip = False
+    for option in options:
+        if skip:
+            skip = False
+        elif option == "--overrides":
+            skip = True
+        else:
+            kept.append(option)
+    return tuple(kept)
 
 
 def _uv_compiles(python: str) -> bool:
@@ -521,6 +605,8 @@ class LocalEnvironments:
             log_path = self.root / f"{spec.key()}.build.log"
             installer = self._build(spec, directory, log_path)
             record = {**spec.describe(), "installer": installer}
+            if spec.optional:
+                record["left_out"] = list(left_out(directory))
             atomic_write_text(directory / COMPLETE, json.dumps(record, sort_keys=True))
         return interpreter
 
@@ -685,6 +771,15 @@ class LocalEnvironments:
             cache.mkdir(parents=True, exist_ok=True)
             mounts.append(sandboxes.Mount(cache, str(cache), writable=True))
         return mounts
+
+
+def left_out(venv: Path) -> tuple[str, ...]:
+    """The optional additions a built venv's build left out (its :data:`LEFT_OUT` file)."""
+    try:
+        text = (venv / LEFT_OUT).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ()
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _raise_fault(

@@ -2,19 +2,25 @@
 the environment's era (never older than its Python)."""
 
 import dataclasses
+import ensurepip
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.wheels import write_wheel
 from validation.environments.environment import (
     BUILD_TOOLS,
+    COMPLETE,
+    UNDATED_RETRY,
     EnvironmentSpec,
     Interpreters,
     LocalEnvironments,
     install_steps,
+    left_out,
 )
 from validation.environments.interpreters import find_uv
 
@@ -48,7 +54,7 @@ def test_one_dated_resolution_with_pins_as_overrides():
         dataclasses.replace(BASE, extras=("test",), requirements=("req-test.txt",)),
         base_python="/py/bin/python3.9", venv="/env", project_dir="/src", uv="uv",
     )  # fmt: skip
-    assert [s.label for s in steps] == ["venv", "overrides", "dependencies"]
+    assert [s.label for s in steps] == ["venv", "overrides", "dependencies", "optional packages"]
     assert steps[0].argv == ("uv", "venv", "--quiet", "--python", "/py/bin/python3.9", "/env")
     overrides = subprocess.run(["sh", "-c", *steps[1].argv[2:3], "/dev/stdout", *steps[1].argv[4:]],
                                capture_output=True, text=True, check=True).stdout  # fmt: skip
@@ -56,8 +62,8 @@ def test_one_dated_resolution_with_pins_as_overrides():
     dependencies = steps[2].argv
     assert dependencies[dependencies.index("--exclude-newer") + 1] == BASE.exclude_newer
     assert dependencies[dependencies.index("--overrides") + 1] == "/env/swt-overrides.txt"
-    assert dependencies[-5:] == ("pytest==8.3.5", "hypothesis", "-r", "/src/req-test.txt",
-                                 "/src[test]")  # fmt: skip
+    assert dependencies[-4:] == ("pytest==8.3.5", "-r", "/src/req-test.txt", "/src[test]")
+    assert "hypothesis" in steps[3].argv  # named bare beside a pin: an optional addition
     dates = dated_for(dependencies)
     # test tools undated (bounds the project puts on them still hold: same resolution)
     assert dates["pytest"] == dates["coverage"] == dates["pluggy"] == FAR
@@ -82,7 +88,9 @@ def test_an_inferred_specs_pins_are_requirements_the_rest_resolves_around():
     assert dated_for(argv)["coverage"] == dated_for(argv)["pytest-cov"] == FAR  # still visible
     assert own.key() != project.key()
     overridden = install_steps(project, base_python="p", venv="/e", project_dir="/src")
-    assert [s.label for s in overridden] == ["venv", "overrides", "dependencies"]
+    assert [s.label for s in overridden] == [
+        "venv", "overrides", "dependencies", "optional packages"
+    ]  # fmt: skip
 
 
 def test_pins_are_visible_whatever_their_date_and_spec_plugins_are_tools():
@@ -238,8 +246,9 @@ def test_real_resolution_of_an_old_date_keeps_bounds_and_pins(tmp_path):
 @pytest.mark.slow
 def test_real_resolution_around_a_projects_pin_keeps_every_requirement(tmp_path):
     """A project's pin as a requirement: the undated pytest-cov is one that accepts the pinned
-    coverage (``uv pip check`` finds nothing); as an override, the newest pytest-cov is
-    installed beside a coverage it does not accept."""
+    coverage (``uv pip check`` finds nothing). As an override the pin voids pytest-cov's own
+    bound on coverage, but pytest-cov, named bare, is an optional addition, resolved after the
+    pinned stack with the pin as a constraint: a pytest-cov that accepts it, too."""
     interpreters = Interpreters()
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     project = EnvironmentSpec(
@@ -255,7 +264,7 @@ def test_real_resolution_around_a_projects_pin_keeps_every_requirement(tmp_path)
             [find_uv(), "pip", "check", "--python", str(venv)], capture_output=True, text=True
         )
     assert checks[False].returncode == 0, checks[False].stdout + checks[False].stderr
-    assert checks[True].returncode != 0 and "coverage" in checks[True].stdout + checks[True].stderr
+    assert checks[True].returncode == 0, checks[True].stdout + checks[True].stderr
 
 
 def test_a_pinned_build_tool_also_constrains_isolated_builds():
@@ -265,13 +274,15 @@ def test_a_pinned_build_tool_also_constrains_isolated_builds():
         BASE, python="3.10", packages=("setuptools==68.0.0", "numpy==1.23.0", "pytest")
     )
     steps = install_steps(spec, base_python="p", venv="/e", project_dir="/src")
-    assert [s.label for s in steps] == ["venv", "overrides", "build constraints", "dependencies"]
+    assert [s.label for s in steps] == [
+        "venv", "overrides", "build constraints", "dependencies", "optional packages"
+    ]  # fmt: skip
     written = subprocess.run(["sh", "-c", *steps[2].argv[2:3], "/dev/stdout", *steps[2].argv[4:]],
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert steps[2].argv[3] == "/e/swt-build-constraints.txt"
     assert written == "setuptools==68.0.0\n"  # build tools only: numpy's pin is not one
-    argv = steps[3].argv
-    assert argv[argv.index("--build-constraints") + 1] == "/e/swt-build-constraints.txt"
+    for argv in (steps[3].argv, steps[4].argv):  # the optional additions' builds too
+        assert argv[argv.index("--build-constraints") + 1] == "/e/swt-build-constraints.txt"
     # no build tool pinned: no constraint file
     plain = install_steps(BASE, base_python="p", venv="/e", project_dir="/src")
     assert "build constraints" not in [s.label for s in plain]
@@ -382,3 +393,66 @@ def test_a_package_with_no_release_uploaded_before_the_date_is_taken_undated(tmp
     failed = subprocess.run(dependencies.argv, capture_output=True, text=True)
     assert failed.returncode == 2 and "disk full" in failed.stderr
     assert len((tmp_path / "uv.calls").read_text().splitlines()) == 1
+
+
+def test_optional_additions_resolve_after_the_pinned_stack_without_its_overrides():
+    """xarray's spec pins numpy 1.23.0 and adds sparse: as an override the pin voided numba's
+    own ``numpy<1.22``, and a numba that cannot be imported was installed beside it."""
+    spec = dataclasses.replace(
+        BASE, packages=("numpy==1.23.0", "werkzeug<2.1", "sparse", "dask[array]", "zarr")
+    )
+    assert spec.optional == ("sparse", "dask[array]", "zarr")  # a bounded one steers the stack
+    steps = install_steps(spec, base_python="p", venv="/e", project_dir="/src", uv="uv")
+    assert [s.label for s in steps] == ["venv", "overrides", "dependencies", "optional packages"]
+    stack, optional = steps[2].argv, steps[3].argv
+    assert "werkzeug<2.1" in stack and not {"sparse", "dask[array]", "zarr"} & set(stack)
+    assert optional[4:8] == ("/e", "uv", "/e/bin/python", "sparse dask[array] zarr")
+    assert optional[8:13] == ("sh", "-c", UNDATED_RETRY, "swt-dated-install", "uv")  # dated
+    assert "--overrides" not in optional  # the pins meet them as installed: constraints
+    assert dated_for(optional) == dated_for(stack)  # dated as the stack is
+    assert "--exclude-newer" in optional
+    # no pins that override: one resolution, as before (and the same key)
+    inferred = dataclasses.replace(spec, pins_override=False)
+    assert inferred.optional == ()
+    assert "optional packages" not in [s.label for s in install_steps(
+        inferred, base_python="p", venv="/e", project_dir="/src")]  # fmt: skip
+    assert dataclasses.replace(BASE, packages=("pytest==8.3.5",)).optional == ()
+    assert spec.key() != dataclasses.replace(spec, packages=spec.packages[:2]).key()
+
+
+@pytest.mark.slow
+def test_an_optional_addition_that_cannot_coexist_with_the_pins_is_left_out(tmp_path):
+    """A local index (no network): ``base`` pinned at 1.0; ``fits`` accepts it, ``needs-new``
+    wants ``base>=2``. With the pin as an override it was installed beside base 1.0; now it is
+    left out and named, and everything else is installed."""
+    bundled = sorted((Path(ensurepip.__file__).parent / "_bundled").glob("setuptools-*.whl"))
+    if not bundled:
+        pytest.skip("this Python bundles no setuptools wheel for the local index")
+    index = tmp_path / "index"
+    index.mkdir()
+    shutil.copy(bundled[0], index)
+    setuptools = bundled[0].name.split("-")[1]
+    write_wheel(index, "swt-fixture-base", "1.0")
+    write_wheel(index, "swt-fixture-base", "2.0")
+    write_wheel(index, "swt-fixture-fits", "1.0", ["swt-fixture-base"])
+    write_wheel(index, "swt-fixture-needs-new", "1.0", ["swt-fixture-base>=2"])
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    spec = EnvironmentSpec(
+        python=here,
+        packages=(f"setuptools=={setuptools}", "swt-fixture-base==1.0", "swt-fixture-needs-new",
+                  "swt-fixture-fits"),
+        env=(("UV_NO_INDEX", "1"), ("UV_FIND_LINKS", str(index))),
+    )  # fmt: skip
+    environments = LocalEnvironments(tmp_path / "envs", Interpreters(), sandbox="none")
+    venv = environments.python(spec)
+    listed = subprocess.run(
+        [find_uv(), "pip", "list", "--python", str(venv), "--format", "freeze"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert "swt-fixture-base==1.0" in listed and "swt-fixture-fits==1.0" in listed
+    assert not [line for line in listed if line.startswith("swt-fixture-needs-new")]
+    assert left_out(venv.parent.parent) == ("swt-fixture-needs-new",)
+    record = json.loads((venv.parent.parent / COMPLETE).read_text())
+    assert record["left_out"] == ["swt-fixture-needs-new"]
+    log = (tmp_path / "envs" / f"{spec.key()}.build.log").read_text()
+    assert "swt: left out swt-fixture-needs-new: it cannot be installed beside the pinned" in log

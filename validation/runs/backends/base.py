@@ -74,6 +74,11 @@ class Backend(abc.ABC):
     def prepare(self, spec: EnvironmentSpec) -> object:
         """Build (or reuse) the environment; raise EnvironmentBuildError with a log on failure."""
 
+    def left_out(self, environment: object) -> tuple[str, ...]:
+        """The optional additions of ``environment``'s spec its build left out (they could not
+        be installed beside its pinned stack: ``environment.optional_additions``)."""
+        return ()
+
     @abc.abstractmethod
     def session(
         self, environment: object, mirror: Path, commit: str, run_dir: Path

@@ -237,6 +237,9 @@ class DockerBackend(Backend):
     def prepare(self, spec: EnvironmentSpec) -> DockerEnvironment:
         return self.environments.get(spec)
 
+    def left_out(self, environment: object) -> tuple[str, ...]:
+        return getattr(environment, "left_out", ())
+
     @contextlib.contextmanager
     def session(
         self, environment: DockerEnvironment, mirror: Path, commit: str, run_dir: Path

@@ -18,7 +18,7 @@ from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.files import write_text_if_changed
 from builder.core.repos import worktree
 from validation.environments import sandbox, sandbox_cgroup, sandbox_root, sandbox_user
-from validation.environments.environment import EnvironmentSpec, LocalEnvironments
+from validation.environments.environment import EnvironmentSpec, LocalEnvironments, left_out
 from validation.environments.interpreters import Interpreters
 from validation.environments.metadata import SHIM, Identity, identity
 from validation.environments.refusal import SandboxRefused, refused_run
@@ -321,6 +321,9 @@ class LocalBackend(Backend):
         python = self.environments.python(spec)
         self._specs[python] = spec
         return python
+
+    def left_out(self, environment: object) -> tuple[str, ...]:
+        return left_out(Path(str(environment)).parent.parent)
 
     @contextlib.contextmanager
     def session(
