@@ -30,6 +30,7 @@ class Checkouts:
         commit = job.record.base_commit
         with self.backend.session(environment, mirror, commit, run_dir) as session:
             session.network = job.network
+            session.services = job.services
             session.bytecode = True
             log = job.logs / f"{run_dir.name}-generated.log"
             place_generated(session, mirror, log, job.environment_commit)

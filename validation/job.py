@@ -27,6 +27,7 @@ class Job:
     network: bool = False  # the repository's spec lets its runs use the network
     metadata: Mapping[str, str] = dataclasses.field(default_factory=dict)  # for run_metadata
     environment_commit: str = ""  # the commit the environment installed the project from
+    services: tuple[str, ...] = ()  # local stand-ins for network services its runs start
 
     def include(self) -> list[str]:
         return [] if self.lines is None else sorted({*self.lines.removed, *self.lines.added})

@@ -187,7 +187,7 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         runner = make_runner(spec.runner, spec.test_command)
         network = self._network(record, resolution)
         job = Job(record, runner, test_files, logs, lines, spec.python, network, added,
-                   environment_commit=spec.project_commit)  # fmt: skip
+                   environment_commit=spec.project_commit, services=spec.services)  # fmt: skip
         runs: list[RunResult] = []
         try:
             with contextlib.ExitStack() as stack:

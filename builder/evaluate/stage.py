@@ -157,6 +157,7 @@ class EvaluateStage(Stage):
         try:
             commit = instance.base_commit
             with self.backend.session(environment, mirror, commit, run_dir) as session:
+                session.services = spec.services  # as validation's runs had them
                 place_generated(session, mirror, logs / "generated.log", spec.project_commit)
                 runs = self._both_sides(
                     record, prepared, session, runner, files, logs, lines, spec, measured

@@ -345,6 +345,7 @@ def _run(
         with stage.backend.session(
             context.environment, context.mirror, instance.base_commit, run_dir
         ) as session:
+            session.services = context.spec.services  # as validation's runs had them
             place_generated(
                 session, context.mirror, context.logs / f"{name}.generated.log",
                 context.spec.project_commit,

@@ -162,7 +162,7 @@ class EnvironmentBuildError(SwtError, RuntimeError):
         self.log_path = log_path
 
 
-_NOT_BUILT = ("label", "runner", "test_command")
+_NOT_BUILT = ("label", "runner", "test_command", "services")
 """EnvironmentSpec fields that do not define what is built (left out of its key)."""
 
 
@@ -207,6 +207,9 @@ class EnvironmentSpec:
     # test tools (:data:`TOOL_DEPENDENCIES`) the project under test declares: dated with the
     # environment instead of undated, as the project's own dependencies are
     dated_tools: tuple[str, ...] = ()
+    # local stand-ins for network services the runs start (``services``); their packages are
+    # among ``packages``, so this is no part of the key
+    services: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.install not in ("project", "none"):

@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from builder.core.config import PythonChoice, ValidationConfig
 from builder.core.records import Candidate
-from validation.environments import base_requirements, generated
+from validation.environments import base_requirements, generated, services
 from validation.environments.environment import (
     KEY_VERSION,
     TOOL_DEPENDENCIES,
@@ -72,14 +72,17 @@ class Resolution:
     python_source: str = "spec"  # "spec", a source of project_pythons (e.g. "tox envlist"), "era"
     base_requirements: tuple[str, ...] = ()  # the base commit's, added to the spec's packages
     relaxed_pins: tuple[str, ...] = ()  # the project's exact pins made floors (``relax_pins``)
+    services_source: str = ""  # "spec" or "inferred" when the runs start services
 
     def metadata(self) -> dict[str, str]:
         """What the instance's run_metadata records about its environment."""
         added = {"base_requirements": json.dumps(list(self.base_requirements))}
         relaxed = {"relaxed_pins": json.dumps(list(self.relaxed_pins))}
+        started = {"services": ",".join(self.spec.services), "services_from": self.services_source}
         return {
             **(added if self.base_requirements else {}),
             **(relaxed if self.relaxed_pins else {}),
+            **(started if self.spec.services else {}),
             "version": self.version,
             "version_source": self.version_source,
             "detected_version": self.detected_version or "",
@@ -327,6 +330,7 @@ class EnvironmentResolver:
             "inference_version": INFERENCE_VERSION,
             "resolution_version": RESOLUTION_VERSION,
             "base_requirements": base_requirements.VERSION,
+            "services": [services.VERSION, services.SHIM.digest],
             "generated_files": [generated.VERSION, generated.INSTALLED_FILES.digest],
             "dated": self.settings.dated,
             "resolve_as_of": self.settings.resolve_as_of,
@@ -374,12 +378,35 @@ class EnvironmentResolver:
             python_choice=self.settings.python_choice,
             spec_source=source,
         )
+        resolution = self._with_services(resolution, repo_spec, record, mirror)
         added = base_requirements.unmet(resolution.spec, mirror, record.base_commit)
         if not added:
             return resolution
         # the base commit's own requirements hold in its runs (see base_requirements)
         spec = dataclasses.replace(resolution.spec, packages=(*resolution.spec.packages, *added))
         return dataclasses.replace(resolution, spec=spec, base_requirements=added)
+
+    def _with_services(
+        self, resolution: Resolution, repo_spec: RepoSpec, record: Candidate, mirror: Path
+    ) -> Resolution:
+        """The resolution with the services its runs start (the spec's ``services``, else those
+        the touched test files use: ``services.inferred``) and their packages."""
+        chosen = repo_spec.settings(resolution.version).services
+        source = "spec"
+        if chosen is None:
+            files = services.patched_files(record.test_patch)
+            chosen = list(services.inferred(mirror, record.base_commit, record.test_patch, files))
+            source = "inferred"
+        if not chosen:
+            return resolution
+        named = {_name(package) for package in resolution.spec.packages}
+        wanted = [p for p in services.packages(chosen) if _name(p) not in named]
+        spec = dataclasses.replace(
+            resolution.spec,
+            packages=(*resolution.spec.packages, *wanted),
+            services=tuple(chosen),
+        )
+        return dataclasses.replace(resolution, spec=spec, services_source=source)
 
     def _infer(self, repo: str, mirror: Path, commit: str, version: str) -> RepoSpec:
         with self._lock:
@@ -418,6 +445,13 @@ class EnvironmentResolver:
             version=VersionSection(setup_commits={v: versions[v] for v in ordered}),
             environments=entries,
         )
+
+
+def _name(requirement: str) -> str:
+    try:
+        return canonicalize_name(Requirement(requirement).name)
+    except InvalidRequirement:
+        return requirement
 
 
 def _exactly(version: str) -> str:

@@ -88,6 +88,12 @@ class Settings(_Model):
         "spec author's choice); false: they are requirements the rest resolves around (the "
         "project's own pins, which an inferred spec says); unset: true",
     )
+    services: list[Literal["httpbin"]] | None = Field(
+        default=None,
+        description="local stand-ins for network services each test run starts on its own "
+        "loopback and stops after (httpbin: the httpbin package's app, its URL in HTTPBIN_URL); "
+        "unset: those the touched test files use (HTTPBIN_URL); [] none",
+    )
     network: bool = Field(
         default=False,
         description="true: test runs may use the network (less reproducible: results then "

@@ -19,6 +19,10 @@ class Session(abc.ABC):
     network: bool = False
     """True: this session's runs may use the network (a spec's ``network = true``)."""
 
+    services: tuple[str, ...] = ()
+    """Local stand-ins for network services each run starts on its loopback and stops after
+    (``validation.environments.services``)."""
+
     bytecode: bool = False
     """True: this session's runs write bytecode, and a later run reuses it. Only for a checkout
     whose sources no run follows with a change the bytecode could outlive: Python checks a

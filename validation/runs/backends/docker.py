@@ -14,6 +14,7 @@ from typing import Any
 
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.repos import worktree
+from validation.environments import services
 from validation.environments.docker_engine import (
     connect,
     extract_files,
@@ -128,7 +129,10 @@ class DockerSession(Session):
         return Completed(completed.exit_code, completed.timed_out, completed.duration_s)
 
     def _with_metadata(self, command: list[str]) -> list[str]:
-        """Each container starts fresh: the shim writes the metadata shadow, then execs."""
+        """Each container starts fresh: the shim writes the metadata shadow, then execs (the
+        services' shim, when the run has services, then the command)."""
+        if self.services:
+            command = services.shim(self.provide(services.SHIM), self.services, command)
         if self.project is None:
             return command
         return self.project.shim(self.provide(SHIM), METADATA, command)

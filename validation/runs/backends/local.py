@@ -17,7 +17,13 @@ from pathlib import Path
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.files import write_text_if_changed
 from builder.core.repos import worktree
-from validation.environments import sandbox, sandbox_cgroup, sandbox_root, sandbox_user
+from validation.environments import (
+    sandbox,
+    sandbox_cgroup,
+    sandbox_root,
+    sandbox_user,
+    services,
+)
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments, left_out
 from validation.environments.interpreters import Interpreters
 from validation.environments.metadata import SHIM, Identity, identity
@@ -162,6 +168,8 @@ class LocalSession(Session):
         or, without one, no network unless allowed, where ``unshare`` can cut it; the network
         is allowed by the limits or by the session (a spec with ``network = true``)."""
         network = self.limits.network or self.network
+        if self.services:  # innermost: the services live as long as the command
+            command = services.shim(self.provide(services.SHIM), self.services, command)
         if self.project is not None:
             command = self.project.shim(self.provide(SHIM), f"{self.inside}/metadata", command)
         limited = sandbox.limited(self.limits.rlimits(), command)
