@@ -368,6 +368,7 @@ def install_steps(
     if dated and resolution_date(spec)[:10] < PY_DROPPED and "py" not in _names(spec.packages):
         seed.append("py")
     options: tuple[str, ...] = ()
+    tool_overrides: tuple[str, ...] = ()  # the optional additions' only overrides
     write = 'printf "%s\\n" "$@" > "$0"'
     if installer == "uv" and spec.pins and spec.pins_override:
         overrides = f"{venv}/{OVERRIDES}"
@@ -380,6 +381,7 @@ def install_steps(
             constraints = f"{venv}/{BUILD_CONSTRAINTS}"
             steps.append(InstallStep("build constraints", ("sh", "-c", write, constraints, *tools)))
             options += ("--build-constraints", constraints)
+            tool_overrides = ("--overrides", constraints) if spec.pins_override else ()
     if dated:
         options += date_options(spec)
         pip = ("sh", "-c", UNDATED_RETRY, "swt-dated-install", *pip)
@@ -399,7 +401,7 @@ def install_steps(
             InstallStep("install command", ("sh", "-c", spec.install_command), in_project=True)
         )
     if optional:
-        constrained = _without_overrides(options)
+        constrained = (*_without_overrides(options), *tool_overrides)
         steps.append(_optional_step(uv, python, venv, (*pip, *constrained), optional))
     if installer == "uv" and not _uv_compiles(spec.python):  # as pip: a file that does not
         compile_all = '"$0" -m compileall -q "$1" > /dev/null || true'  # compile is left as is
@@ -439,7 +441,11 @@ def _optional_step(
 
 def _without_overrides(options: tuple[str, ...]) -> tuple[str, ...]:
     """``options`` less ``--overrides FILE``: the optional additions meet the pins as they are
-    installed (constraints), never overriding their own requirements."""
+    installed (constraints), never overriding their own requirements. The pinned build tools
+    still override theirs (:func:`install_steps` adds the build constraints' file as their
+    overrides): a bound on setuptools is about building (numba 0.56 declares ``setuptools<60``,
+    and as a constraint beside xarray's pinned setuptools 68 it took numba back to 0.53, which
+    has no wheels for Python 3.10)."""
     kept: list[str] = []
     skip = False
     for option in options:

@@ -409,6 +409,11 @@ def test_optional_additions_resolve_after_the_pinned_stack_without_its_overrides
     assert optional[4:8] == ("/e", "uv", "/e/bin/python", "sparse dask[array] zarr")
     assert optional[8:13] == ("sh", "-c", UNDATED_RETRY, "swt-dated-install", "uv")  # dated
     assert "--overrides" not in optional  # the pins meet them as installed: constraints
+    # but a pinned build tool still overrides their bounds on it (numba 0.56: setuptools<60)
+    tooled = dataclasses.replace(spec, packages=(*spec.packages, "setuptools==68.0.0"))
+    last = install_steps(tooled, base_python="p", venv="/e", project_dir="/src")[-1].argv
+    assert last[last.index("--overrides") + 1] == "/e/swt-build-constraints.txt"
+    assert "/e/swt-overrides.txt" not in last
     assert dated_for(optional) == dated_for(stack)  # dated as the stack is
     assert "--exclude-newer" in optional
     # no pins that override: one resolution, as before (and the same key)
