@@ -230,8 +230,8 @@ class EnvironmentSpec:
                 material.pop(field)
         material["project"] = self.project is not None
         material["key_version"] = KEY_VERSION
-        if self.optional:  # resolved after the pinned stack (the keys of others stay)
-            material["optional_after_stack"] = True
+        if self.optional:  # resolved after the pinned stack (the keys of others stay); 2: the
+            material["optional_after_stack"] = 2  # pinned build tools override their bounds
         return hashlib.sha256(canonical_json(material).encode()).hexdigest()[:24]
 
     @property
