@@ -154,7 +154,7 @@ def build_hosts(
     mirror's host when it installs system packages; ``"*"`` among them: any host."""
     hosts = allowed_hosts(build_exports(spec, settings, with_ca=False), extra)
     mirror = urlsplit(settings.debian_mirror).hostname
-    if spec.system_packages and mirror:
+    if (spec.system_packages or spec.image_packages) and mirror:
         hosts |= {mirror.lower()}
     return hosts
 

@@ -210,6 +210,11 @@ class EnvironmentSpec:
     # local stand-ins for network services the runs start (``services``); their packages are
     # among ``packages``, so this is no part of the key
     services: tuple[str, ...] = ()
+    # apt packages the Docker backend installs in the image beside ``system_packages``, which
+    # the local backend neither installs nor requires: a reference environment's conda
+    # libraries (see validation/environments/reference.py), which PyPI's wheels bring their own
+    # copies of as a rule
+    image_packages: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.install not in ("project", "none"):
@@ -225,6 +230,7 @@ class EnvironmentSpec:
             ("python_tested", False),
             ("pins_override", True),
             ("dated_tools", ()),
+            ("image_packages", ()),
         ):
             if material[field] == unset:  # unset: the keys of other environments stay as they were
                 material.pop(field)
@@ -320,22 +326,24 @@ def install_steps(
     """The commands that build ``spec`` into ``venv`` (paths as the executing side sees them).
 
     The one place a spec becomes install commands: the local backend runs them on this machine,
-    the Docker backend in image layers. System packages come first (``apt-get``), then the venv,
-    the pre-install commands, and one resolution of the project, its requirement files and the
-    spec's packages. With uv the spec's exact pins are also overrides (a pin wins over any
-    requirement on its package; not with ``pins_override`` off), and a dated spec resolves as
-    of its date except the test tools (:data:`TEST_TOOLS`, undated) and the build tools
-    (:data:`BUILD_TOOLS`, never older than the Python); a pinned package's release is visible
-    whatever its date. A project built without ``[build-system]`` that has ``setup_requires``
-    is installed in a second step, built in the environment (no isolation) once the first has
-    installed them with everything else.
+    the Docker backend in image layers. System packages (``image_packages`` too) come first
+    (``apt-get``), then the venv, the pre-install commands, and one resolution of the project,
+    its requirement files and the spec's packages. With uv the spec's exact pins are also
+    overrides (a pin wins over any requirement on its package; not with ``pins_override`` off),
+    and a dated spec resolves as of its date except the test tools (:data:`TEST_TOOLS`, undated)
+    and the build tools (:data:`BUILD_TOOLS`, never older than the Python); a pinned package's
+    release is visible whatever its date. A project built without ``[build-system]`` that has
+    ``setup_requires`` is installed in a second step, built in the environment (no isolation)
+    once the first has installed them with everything else.
     """
     steps: list[InstallStep] = []
-    if spec.system_packages:
+    image = (p for p in spec.image_packages if p not in spec.system_packages)
+    system = (*spec.system_packages, *image)
+    if system:
         steps.append(
             InstallStep(
                 "system packages",
-                ("apt-get", "install", "-y", "--no-install-recommends", *spec.system_packages),
+                ("apt-get", "install", "-y", "--no-install-recommends", *system),
             )
         )
     python = f"{venv}/bin/python"
@@ -680,7 +688,7 @@ class LocalEnvironments:
                     env = {**env, **_GIT_SAFE_DIRECTORIES}
                 for step in steps:
                     if step.label == "system packages":
-                        continue  # checked above; the local backend never runs apt-get
+                        continue  # checked above (image_packages: not required); never apt-get
                     log.write(f"$ {' '.join(step.argv)}\n")
                     log.flush()
                     start = log.tell()

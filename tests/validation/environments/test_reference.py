@@ -1,0 +1,144 @@
+"""A reference's per-instance environment files (SWE-bench's conda exports) read as pins,
+Debian packages and what neither stands for; resolved as the instance's environment."""
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from builder.core.config import DockerConfig
+from validation.environments.docker_environments import build_script
+from validation.environments.environment import (
+    EnvironmentSpec,
+    LocalEnvironments,
+    install_steps,
+)
+from validation.environments.interpreters import Interpreters
+from validation.environments.reference import (
+    ReferenceError,
+    read_reference,
+    reference_file,
+)
+
+HERE = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+EXPORT = """\
+name: testbed
+channels:
+  - defaults
+  - conda-forge
+dependencies:
+  - _libgcc_mutex=0.1=main
+  - ca-certificates=2024.9.24=h06a4308_0
+  - openssl=3.0.15=h5eee18b_0
+  - python=3.9.20=he870216_1
+  - python_abi=3.9=5_cp39
+  - pip=24.2=py39h06a4308_0
+  - setuptools=75.1.0=py39h06a4308_0
+  - click=8.1.7=unix_pyh707e725_0
+  - h5py=3.11.0=nompi_py39hf054cd7_102
+  - hdf5=1.14.3=nompi_hdf9ad27_105
+  - matplotlib-base=3.9.2=py39h68603db_1
+  - msgpack-python=1.1.0=py39h3788b33_0
+  - pytorch=2.1.0=py3.9_cpu_0
+  - seaborn=0.13.2=hd8ed1ab_2
+  - seaborn-base=0.13.2=pyhd8ed1ab_2
+  - cdms2=3.1.5=py39h366d46e_22
+  - aws-c-common=0.9.28=hb9d3cd8_0
+  - widgets=1.0=py39_0
+  - pip:
+      - astroid==2.11.7
+      - click==8.1.3
+      - -e git+https://example.invalid/acme/tool.git@0123abc#egg=tool
+      - widgets==1.0.dev0
+prefix: /opt/miniconda3/envs/testbed
+"""
+
+
+def _write(root: Path, relative: str, text: str = EXPORT) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_a_conda_export_becomes_pins_debian_packages_and_a_list_of_the_rest(tmp_path):
+    path = _write(tmp_path, "acme__widgets/7/environment.yml")
+    reference = read_reference(path, tmp_path, project="widgets")
+    assert (reference.python, reference.python_full) == ("3.9", "3.9.20")
+    assert reference.label == "reference:acme__widgets/7/environment.yml"
+    assert reference.pins == (
+        "astroid==2.11.7",
+        "click==8.1.3",  # the pip: section's (installed last), not conda's 8.1.7
+        "h5py==3.11.0",
+        "matplotlib==3.9.2",  # conda names mapped to PyPI's
+        "msgpack==1.1.0",
+        "pip==24.2",
+        "seaborn==0.13.2",  # the metapackage seaborn stands for seaborn-base: one pin
+        "setuptools==75.1.0",
+        "torch==2.1.0",
+    )
+    assert reference.system == ("aws-c-common=0.9.28", "hdf5=1.14.3")  # the interpreter's: none
+    assert reference.debian == ("libhdf5-dev",)
+    unmapped = dict(reference.unmapped)
+    assert set(unmapped) == {
+        "aws-c-common=0.9.28",
+        "cdms2=3.1.5",
+        "widgets=1.0",
+        "widgets==1.0.dev0",
+        "-e git+https://example.invalid/acme/tool.git@0123abc#egg=tool",
+    }
+    assert "conda-only" in unmapped["cdms2=3.1.5"]
+    assert "the project itself" in unmapped["widgets==1.0.dev0"]
+    assert "without a Debian package" in unmapped["aws-c-common=0.9.28"]
+    metadata = reference.metadata()
+    assert metadata["reference_python"] == "3.9.20"
+    assert json.loads(metadata["reference_debian_packages"]) == ["libhdf5-dev"]
+    assert "cdms2=3.1.5" in json.loads(metadata["reference_unmapped"])
+
+
+def test_an_empty_pip_section_and_unreadable_files(tmp_path):
+    bare = "dependencies:\n  - python=3.6.13=h12debd9_1\n  - pip:\n"
+    reference = read_reference(_write(tmp_path, "a__b/1/environment.yml", bare), tmp_path)
+    assert (reference.python, reference.pins, reference.unmapped) == ("3.6", (), ())
+    for text, message in (
+        ("dependencies: [", "not valid YAML"),
+        ("name: testbed\n", "no dependencies list"),
+        ("dependencies:\n  - pip=24.2=py39_0\n", "no python package"),
+    ):
+        with pytest.raises(ReferenceError, match=message):
+            read_reference(_write(tmp_path, "a__b/2/environment.yml", text), tmp_path)
+
+
+def test_an_instance_finds_its_file_in_the_directory_or_a_checkout(tmp_path):
+    _write(tmp_path / "files", "acme__widgets/7/environment.yml")
+    found = reference_file(tmp_path / "files", "acme/widgets", "acme__widgets-7")
+    assert found == tmp_path / "files" / "acme__widgets/7/environment.yml"
+    assert reference_file(tmp_path / "files", "acme/widgets", "acme__widgets-8") is None
+    assert reference_file(tmp_path / "files", "acme/gadgets", "acme__widgets-7") is None
+    assert reference_file(tmp_path / "files", "acme/widgets", "acme__widgets-..") is None
+    checkout = tmp_path / "SWE-bench"
+    _write(checkout, "swebench/resources/swebench-og/acme__widgets/7/environment.yml")
+    assert reference_file(checkout, "acme/widgets", "acme__widgets-7") is not None
+
+
+def test_image_packages_go_into_the_image_and_are_not_required_locally(tmp_path):
+    spec = EnvironmentSpec(
+        python=HERE, packages=("iniconfig==2.0.0",), image_packages=("swt-no-such-package",)
+    )
+    assert spec.key() != dataclasses.replace(spec, image_packages=()).key()
+    steps = install_steps(spec, base_python="python", venv="/v", project_dir=None)
+    assert steps[0].argv[:3] == ("apt-get", "install", "-y")
+    assert steps[0].argv[-1] == "swt-no-such-package"
+    assert "swt-no-such-package" in build_script(spec, DockerConfig(), with_ca=False)
+    # the local backend installs no system package and does not ask for these: it builds
+    interpreters = Interpreters([sys.executable], use_uv=False)
+    python = LocalEnvironments(tmp_path / "envs", interpreters).python(spec)
+    out = subprocess.run(
+        [str(python), "-c", "import importlib.metadata as m; print(m.version('iniconfig'))"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert out.strip() == "2.0.0"
