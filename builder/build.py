@@ -11,6 +11,7 @@ from builder.core.config import Config, ConfigError, ValidationConfig
 from builder.core.executor import Executor
 from builder.core.files import write_text_if_changed
 from builder.core.pipeline import RejectedLog, StageStats, funnel_lines, run_stage
+from builder.core.records import Instance
 from builder.core.store import ResultStore
 from builder.core.worklock import work_dir_lock
 from builder.core.writable import check_writable
@@ -21,6 +22,7 @@ from recipes.swe_bench import STAGE as SOURCE_STAGE
 from recipes.swe_bench import SourceError, swe_bench_candidates
 from recipes.task_repo import task_repo_candidates
 from validation.environments.docker_engine import DockerUnavailable
+from validation.environments.reference import LABEL as REFERENCE_LABEL
 from validation.runs.backends.docker import DockerBackend
 from validation.stage import ValidateStage
 
@@ -171,6 +173,20 @@ def _nothing_kept(
     return BuildResult(config.dataset_dir, 0, funnel)
 
 
+def reference_line(instances: list[Instance]) -> str:
+    """How many kept instances were built in their reference environment (run_metadata's
+    ``environment_spec`` is ``reference:<file>``), the others in their spec's."""
+    referenced = sum(
+        1
+        for instance in instances
+        if instance.run_metadata.get("environment_spec", "").startswith(f"{REFERENCE_LABEL}:")
+    )
+    return (
+        f"validate: {referenced} of {len(instances)} kept instances built in their reference "
+        "environment (validation.reference_environments), the others in their spec's"
+    )
+
+
 def build(
     config: Config, progress: bool = True, echo: Callable[[str], None] = print
 ) -> BuildResult:
@@ -233,6 +249,8 @@ def _build(config: Config, progress: bool, echo: Callable[[str], None]) -> Build
             "the instance (infra_error: not stored, the next build tries them again)"
         )
 
+    if settings.reference_environments:
+        echo(reference_line(instances))
     funnel = [source_stats, validate_stats]
     out = config.dataset_dir
     if not instances:

@@ -46,7 +46,7 @@ lines count for the golden tests in golden ΔC: ``credit.VERSION``)."""
 
 _LOCATION_SETTINGS = {
     "backend", "spec_dirs", "spec_files", "bundled_specs", "bundled_spec_dir",
-    "python_search_paths", "limits", "env_dir",
+    "python_search_paths", "limits", "env_dir", "reference_environments",
 }  # fmt: skip
 """``[validation]`` settings whose effect the stage fingerprint holds otherwise (see there)."""
 
@@ -104,8 +104,10 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         return fingerprint
 
     def key(self, record: Candidate) -> str:
-        """The stage's settings plus the spec of this record's repository alone."""
-        fingerprint = {**self.fingerprint(), "spec": self.environments.spec_digest(record.repo)}
+        """The stage's settings plus the spec of this record's repository alone (and its
+        reference environment file, when it has one)."""
+        digest = self.environments.spec_digest(record.repo, record.instance_id)
+        fingerprint = {**self.fingerprint(), "spec": digest}
         return result_key(self.name, fingerprint, record.model_dump(mode="json"))
 
     def group(self, record: Candidate) -> str:
@@ -238,7 +240,11 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
 
     def _test_imports(self, record: Candidate, resolution: Resolution) -> bool:
         """Whether this instance's environment gets what its touched test files import: the
-        spec's ``test_imports`` for this version when it sets it, else the configuration's."""
+        spec's ``test_imports`` for this version when it sets it, else the configuration's;
+        never in a reference environment (its tests ran with what it held, optional imports
+        skipped)."""
+        if resolution.reference is not None:
+            return False
         settings = self._spec_settings(record, resolution)
         if settings is not None and settings.test_imports is not None:
             return settings.test_imports

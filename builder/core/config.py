@@ -102,6 +102,13 @@ class ValidationConfig(_Section):
         default="",
         description="the bundled environment specs; empty: recipes/environments as installed",
     )
+    reference_environments: str = Field(
+        default="",
+        description="a directory of a reference's per-instance environment files "
+        "(<owner>__<name>/<number>/environment.yml, SWE-bench's swebench/resources/swebench-og; "
+        "a SWE-bench checkout's root works too): an instance whose file exists is built in that "
+        "environment (its Python, its exact versions); empty: none",
+    )
     dated: bool = Field(
         default=True, description="resolve what is not pinned as of the environment commit's date"
     )
@@ -457,6 +464,9 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
         validation["spec_files"] = [str((base / f).resolve()) for f in validation["spec_files"]]
     if validation.get("env_dir"):
         validation["env_dir"] = str((base / validation["env_dir"]).resolve())
+    if validation.get("reference_environments"):
+        reference = (base / validation["reference_environments"]).resolve()
+        validation["reference_environments"] = str(reference)
     if validation.get("bundled_spec_dir"):
         validation["bundled_spec_dir"] = str((base / validation["bundled_spec_dir"]).resolve())
     for section, key in (("rolling", "cutoffs"), ("release", "previous")):

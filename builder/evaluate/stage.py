@@ -90,7 +90,9 @@ class EvaluateStage(Stage):
     def key(self, record: EvalTask) -> str:
         fingerprint = {
             **self.fingerprint(),
-            "spec": self.environments.spec_digest(record.instance.repo),
+            "spec": self.environments.spec_digest(
+                record.instance.repo, record.instance.instance_id
+            ),
         }
         return result_key(self.name, fingerprint, _key_input(record))
 

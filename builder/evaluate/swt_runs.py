@@ -286,7 +286,7 @@ def _stored(
     fingerprint = {
         **stage.fingerprint(),
         "runs": RUNS_VERSION,
-        "spec": stage.environments.spec_digest(instance.repo),
+        "spec": stage.environments.spec_digest(instance.repo, instance.instance_id),
         "coverage": context.wanted is not None,
     }
     inputs = {field: getattr(instance, field) for field in RUN_INPUTS}

@@ -15,11 +15,13 @@ from pathlib import Path
 import datasets
 import pytest
 
+from builder.build import reference_line
 from builder.cli import main
 from recipes.demo.generate import EXPECTED
 from recipes.demo.github_demo import GITHUB_EXPECTED
 from recipes.demo.github_replay import ReplayServer
 from recipes.demo.serve import LOOPBACK_TOKEN
+from tests.support.instances import make_instance
 from tests.support.tiers import END_TO_END
 
 pytestmark = END_TO_END
@@ -421,3 +423,12 @@ def test_a_failed_publish_says_the_dataset_was_written(demo, built, tmp_path, mo
         f"cannot reach the Hub at {endpoint}"
     )
     assert (dataset_dir / "manifest.json").is_file()
+
+
+def test_the_build_says_how_many_instances_got_their_reference_environment() -> None:
+    referenced = make_instance(
+        1, run_metadata={"environment_spec": "reference:owner__repo/1/environment.yml"}
+    )
+    bundled = make_instance(2, run_metadata={"environment_spec": "bundled:owner__repo.toml"})
+    line = reference_line([referenced, bundled, make_instance(3)])
+    assert line.startswith("validate: 1 of 3 kept instances built in their reference environment")

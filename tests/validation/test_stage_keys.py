@@ -52,3 +52,17 @@ def test_a_spec_letting_the_runs_use_the_network_changes_that_repository_key(tmp
     offline = _key(tmp_path, backend="local", spec_dirs=[str(specs)])
     spec.write_text('repo = "o/r"\n\n[defaults]\nnetwork = true\n')
     assert _key(tmp_path, backend="local", spec_dirs=[str(specs)]) != offline
+
+
+def test_a_reference_file_is_in_its_instance_key_and_its_directory_is_not(tmp_path) -> None:
+    files = tmp_path / "reference"
+    files.mkdir()
+    base = _key(tmp_path, backend="local")
+    assert _key(tmp_path, backend="local", reference_environments=str(files)) == base  # none
+    export = files / "o__r" / "1" / "environment.yml"
+    export.parent.mkdir(parents=True)
+    export.write_text("dependencies:\n  - python=3.9.20=he870216_1\n  - pip:\n    - six==1.16.0\n")
+    with_file = _key(tmp_path, backend="local", reference_environments=str(files))
+    assert with_file != base
+    export.write_text("dependencies:\n  - python=3.9.20=he870216_1\n  - pip:\n    - six==1.15.0\n")
+    assert _key(tmp_path, backend="local", reference_environments=str(files)) != with_file

@@ -37,6 +37,13 @@ from validation.environments.project_pythons import (
     project_python,
     project_pythons,
 )
+from validation.environments.reference import (
+    ReferenceEnvironment,
+    ReferenceError,
+    files_root,
+    read_reference,
+    reference_file,
+)
 from validation.environments.setup_requires import legacy_setup_requires
 from validation.environments.specs import (
     Entry,
@@ -73,6 +80,7 @@ class Resolution:
     base_requirements: tuple[str, ...] = ()  # the base commit's, added to the spec's packages
     relaxed_pins: tuple[str, ...] = ()  # the project's exact pins made floors (``relax_pins``)
     services_source: str = ""  # "spec" or "inferred" when the runs start services
+    reference: ReferenceEnvironment | None = None  # the reference's own environment, if used
 
     def metadata(self) -> dict[str, str]:
         """What the instance's run_metadata records about its environment."""
@@ -83,6 +91,7 @@ class Resolution:
             **(added if self.base_requirements else {}),
             **(relaxed if self.relaxed_pins else {}),
             **(started if self.spec.services else {}),
+            **(self.reference.metadata() if self.reference else {}),
             "version": self.version,
             "version_source": self.version_source,
             "detected_version": self.detected_version or "",
@@ -124,6 +133,7 @@ def resolve(
     python_choice: PythonChoice = "median",
     spec_source: str = "",
     requires_python: str | None = None,
+    python: str | None = None,
 ) -> Resolution:
     """The EnvironmentSpec of one candidate: its version, entry, environment commit, Python, date.
 
@@ -132,15 +142,19 @@ def resolve(
     else the record's, else the version's first release tag, else the base commit: instances of
     one repo@version then share it. Unset Python: the newest one the project's CI tested at
     the environment commit, else one its classifiers name (see ``project_python``), else the
-    era's (see ``era_python``).
+    era's (see ``era_python``). ``python``: the caller's choice, over the spec's (a reference
+    environment's, see :meth:`EnvironmentResolver.resolve`).
     """
     version, source, detected, setup_commit = environment_commit(
         repo_spec, mirror, base_commit, record_version, record_setup_commit
     )
     settings = repo_spec.settings(version)
     date = commit_date(mirror, setup_commit)
-    python, python_source = settings.python, "spec"
     tested: set[str] = set()
+    if python is not None:
+        python_source = "reference"
+    else:
+        python, python_source = settings.python, "spec"
     if python is None:
         if requires_python is None:
             requires_python = requires_python_at(mirror, setup_commit)
@@ -299,7 +313,9 @@ def spec_label(path: Path, bundled: Path | None = None, spec_dirs: Iterable[Path
 
 
 class EnvironmentResolver:
-    """Chooses each candidate's environment: its repository's spec file, else an inferred spec.
+    """Chooses each candidate's environment: its repository's spec file, else an inferred spec;
+    with ``reference_environments`` set, an instance that has a reference file there gets that
+    environment instead (see :func:`with_reference`).
 
     An inferred spec is written to ``inferred_dir/owner__name.toml`` so a maintainer can review
     it, pin it and move it into a spec directory.
@@ -322,6 +338,12 @@ class EnvironmentResolver:
         self._inferred: dict[tuple[str, str], RepoSpec] = {}  # by (repo, environment commit)
         self._versions: dict[str, dict[str, str]] = {}  # repo → version → environment commit
         self._lock = threading.Lock()
+        self.references = (
+            Path(settings.reference_environments) if settings.reference_environments else None
+        )
+        if self.references is not None and not self.references.is_dir():
+            raise SpecError(f"reference environments directory {self.references} does not exist")
+        self._read: dict[Path, ReferenceEnvironment] = {}
 
     def fingerprint(self) -> dict[str, Any]:
         """Settings every repository's environments depend on (see ``spec_digest`` for the rest)."""
@@ -338,11 +360,33 @@ class EnvironmentResolver:
             "inferred_extra_packages": list(self.settings.packages),
         }
 
-    def spec_digest(self, repo: str) -> str:
+    def spec_digest(self, repo: str, instance_id: str = "") -> str:
         """What of the spec files a result of ``repo`` depends on: its own spec, if any, and
-        the label its run metadata records."""
+        the label its run metadata records; for ``instance_id``, its reference file too."""
         digest = self.library.digest(repo)
-        return f"{self._source(repo)}@{digest}" if digest else ""
+        own = f"{self._source(repo)}@{digest}" if digest else ""
+        reference = self.reference(repo, instance_id) if instance_id else None
+        return f"{own}|{reference.label}@{reference.digest}" if reference else own
+
+    def reference(self, repo: str, instance_id: str) -> ReferenceEnvironment | None:
+        """The instance's reference environment, when ``reference_environments`` holds its
+        file; a file that cannot be read is a SpecError naming it."""
+        if self.references is None:
+            return None
+        path = reference_file(self.references, repo, instance_id)
+        if path is None:
+            return None
+        with self._lock:
+            found = self._read.get(path)
+            if found is None:
+                try:
+                    found = read_reference(
+                        path, files_root(self.references), project=repo.partition("/")[2]
+                    )
+                except ReferenceError as error:
+                    raise SpecError(str(error)) from error
+                self._read[path] = found
+        return found
 
     def _source(self, repo: str) -> str:
         path = self.library.files.get(repo)
@@ -352,7 +396,9 @@ class EnvironmentResolver:
         """The candidate's environment; SpecError when its spec has no entry for its version.
 
         A repository without a spec gets one inferred from its files at the environment commit
-        the default rules give the candidate (see :func:`environment_commit`)."""
+        the default rules give the candidate (see :func:`environment_commit`). A candidate with
+        a reference file gets its reference environment on that spec (:func:`with_reference`)."""
+        reference = self.reference(record.repo, record.instance_id)
         repo_spec = self.library.get(record.repo)
         source = self._source(record.repo)
         if repo_spec is None:
@@ -377,8 +423,11 @@ class EnvironmentResolver:
             era_lag_days=self.settings.era_lag_days,
             python_choice=self.settings.python_choice,
             spec_source=source,
+            python=reference.python if reference else None,
         )
         resolution = self._with_services(resolution, repo_spec, record, mirror)
+        if reference is not None:
+            return with_reference(resolution, reference)
         added = base_requirements.unmet(resolution.spec, mirror, record.base_commit)
         if not added:
             return resolution
@@ -445,6 +494,28 @@ class EnvironmentResolver:
             version=VersionSection(setup_commits={v: versions[v] for v in ordered}),
             environments=entries,
         )
+
+
+def with_reference(resolution: Resolution, reference: ReferenceEnvironment) -> Resolution:
+    """``resolution`` in the reference's environment: its Python (already chosen), its exact
+    pins winning over every other requirement, its Debian packages in a Docker image. The
+    reference lists what its environment held, so the spec's requirement files and extras are
+    left out, and of the spec's packages only those the reference does not name are kept; the
+    rest of the spec (runner, commands, variables, the project's install) stays."""
+    pinned = {canonicalize_name(Requirement(pin).name) for pin in reference.pins}
+    kept = tuple(p for p in resolution.spec.packages if _name(p) not in pinned)
+    spec = dataclasses.replace(
+        resolution.spec,
+        packages=(*reference.pins, *kept),
+        requirements=(),
+        extras=(),
+        pins_override=True,
+        python_tested=False,
+        image_packages=reference.debian,
+    )
+    return dataclasses.replace(
+        resolution, spec=spec, spec_source=reference.label, reference=reference
+    )
 
 
 def _name(requirement: str) -> str:

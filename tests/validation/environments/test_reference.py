@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.core.config import DockerConfig
+from builder.core.config import DockerConfig, ValidationConfig, load_config
+from tests.support.records import candidate
 from validation.environments.docker_environments import build_script
 from validation.environments.environment import (
     EnvironmentSpec,
@@ -22,7 +23,10 @@ from validation.environments.reference import (
     read_reference,
     reference_file,
 )
+from validation.environments.resolution import EnvironmentResolver
+from validation.environments.specs import SpecError
 
+AVAILABLE = ["3.8", "3.9", "3.10", "3.11", "3.12"]
 HERE = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 EXPORT = """\
@@ -123,6 +127,64 @@ def test_an_instance_finds_its_file_in_the_directory_or_a_checkout(tmp_path):
     checkout = tmp_path / "SWE-bench"
     _write(checkout, "swebench/resources/swebench-og/acme__widgets/7/environment.yml")
     assert reference_file(checkout, "acme/widgets", "acme__widgets-7") is not None
+
+
+def test_the_resolver_builds_an_instance_with_a_file_in_its_reference_environment(
+    tmp_path, git_repo
+):
+    base = git_repo.commit(
+        {
+            "setup.py": "setup(name='widgets', version='1.0')\n",
+            "tox.ini": "[tox]\nenvlist = py311\n",  # the inferred Python: 3.11
+            "requirements-test.txt": "mock\n",
+        }
+    )
+    files = tmp_path / "files"
+    _write(files, "acme__widgets/7/environment.yml")
+    _write(files, "acme__widgets/8/environment.yml")  # the same list: the same environment
+    settings = ValidationConfig(bundled_specs=False, reference_environments=str(files))
+    resolver = EnvironmentResolver(settings, tmp_path / "inferred", lambda: AVAILABLE)
+    record = candidate(instance_id="acme__widgets-7", repo="acme/widgets", base_commit=base)
+    resolution = resolver.resolve(record, git_repo.path)
+    spec = resolution.spec
+    assert spec.python == "3.9" and resolution.python_source == "reference"
+    assert resolution.spec_source == "reference:acme__widgets/7/environment.yml"
+    assert "astroid==2.11.7" in spec.pins and "torch==2.1.0" in spec.pins
+    assert spec.packages[-1] == "pytest"  # the spec's packages the reference does not name
+    assert spec.requirements == () and spec.extras == ()  # the reference lists what it held
+    assert spec.pins_override and spec.image_packages == ("libhdf5-dev",)
+    metadata = resolution.metadata()
+    assert metadata["environment_spec"] == resolution.spec_source
+    assert (
+        metadata["reference_python"] == "3.9.20" and "cdms2=3.1.5" in metadata["reference_unmapped"]
+    )
+    twin = resolver.resolve(
+        record.model_copy(update={"instance_id": "acme__widgets-8"}), git_repo.path
+    )
+    assert twin.spec.key() == spec.key()  # identical pinned lists: one environment
+    other = resolver.resolve(
+        record.model_copy(update={"instance_id": "acme__widgets-9"}), git_repo.path
+    )  # no file: the inferred spec, as without the setting
+    assert other.spec_source == "inferred" and other.spec.python == "3.11"
+    assert other.reference is None and "reference_python" not in other.metadata()
+    # results depend on the file: its digest is in the instance's key material alone
+    digest = resolver.spec_digest("acme/widgets", "acme__widgets-7")
+    assert "reference:acme__widgets/7/environment.yml@" in digest
+    assert resolver.spec_digest("acme/widgets", "acme__widgets-9") == ""
+    _write(files, "acme__widgets/7/environment.yml", EXPORT.replace("2.11.7", "2.12.13"))
+    fresh = EnvironmentResolver(settings, tmp_path / "inferred", lambda: AVAILABLE)
+    assert fresh.spec_digest("acme/widgets", "acme__widgets-7") != digest
+
+
+def test_a_missing_directory_and_a_relative_path_in_the_config(tmp_path):
+    missing = ValidationConfig(reference_environments=str(tmp_path / "nowhere"))
+    with pytest.raises(SpecError, match="does not exist"):
+        EnvironmentResolver(missing, tmp_path / "inferred", lambda: AVAILABLE)
+    (tmp_path / "conf").mkdir()
+    config = tmp_path / "conf" / "swt-builder.toml"
+    config.write_text('[validation]\nreference_environments = "../swebench-og"\n')
+    loaded = load_config(config).validation.reference_environments
+    assert loaded == str((tmp_path / "swebench-og").resolve())
 
 
 def test_image_packages_go_into_the_image_and_are_not_required_locally(tmp_path):
