@@ -8,7 +8,10 @@ the outcome with the official lists through ``swt-builder compare``'s code
 cause of every differing id (with our runs' collection errors as evidence of a
 ``collection_abort``). ``--mode tuned`` uses the environment specs (recipes/environments),
 ``--mode dated`` the dated default alone (an inferred spec, everything resolved as of the
-environment commit's date, no pins), ``--mode both`` runs both. By default one run per side
+environment commit's date, no pins), ``--mode both`` runs both. ``--mode reference`` builds
+each record that has a file in ``--reference-dir`` (SWE-bench's per-instance
+``environment.yml`` files, or a SWE-bench checkout) in that environment, the others as
+``tuned`` (``validation.reference_environments``). By default one run per side
 without coverage (fidelity of the lists); ``--repetitions 3 --coverage`` is a full validation as
 ``swt-builder build`` does it (flaky and coverage drops included), reported under its own mode
 label (e.g. ``tuned+3x+cov``). ``--rebuild-recipes`` (or ``--recipe FILE``, repeatable) adds,
@@ -32,6 +35,7 @@ import zipfile
 from pathlib import Path
 from typing import Any, get_args
 
+from builder.build import reference_line
 from builder.compare.inputs import Drop, Reference
 from builder.compare.run import Totals, compare
 from builder.compare.table import render
@@ -195,17 +199,20 @@ def settings_for(
     """The quick mode's settings from the command line; a recipe's are its own ``[validation]``
     (repetitions, coverage, timeouts, limits, …), with the spec mode's choice of specs and the
     command line's backend."""
+    specs = mode in ("tuned", "reference")
+    reference = str(args.reference_dir) if mode == "reference" else ""
     if recipe is not None:
         own = load_config(recipe).validation
         return own.model_copy(
             update={
                 "backend": args.backend,
-                "bundled_specs": mode == "tuned",
-                "spec_dirs": [str(d) for d in args.spec_dir] if mode == "tuned" else [],
-                "spec_files": own.spec_files if mode == "tuned" else [],
+                "bundled_specs": specs,
+                "spec_dirs": [str(d) for d in args.spec_dir] if specs else [],
+                "spec_files": own.spec_files if specs else [],
                 "dated": True,
                 "resolve_as_of": args.resolve_as_of or own.resolve_as_of,
                 "python_choice": args.python_choice or own.python_choice,
+                "reference_environments": reference,
             }
         )
     return ValidationConfig(
@@ -213,11 +220,12 @@ def settings_for(
         timeout_s=args.timeout,
         repetitions=args.repetitions,
         coverage=args.coverage,
-        bundled_specs=mode == "tuned",
-        spec_dirs=[str(d) for d in args.spec_dir] if mode == "tuned" else [],
+        bundled_specs=specs,
+        spec_dirs=[str(d) for d in args.spec_dir] if specs else [],
         dated=True,
         resolve_as_of=args.resolve_as_of,
         **({"python_choice": args.python_choice} if args.python_choice else {}),
+        reference_environments=reference,
         packages=["pytest"],
         limits=LimitsConfig(),
     )
@@ -253,6 +261,8 @@ def evaluate(
         )
     }
     verdicts.write(args.work_dir / f"rejected-{label}", [stage.name])
+    if mode == "reference":
+        print(reference_line(list(kept.values())))
     references = [
         Reference(
             candidate.instance_id,
@@ -338,7 +348,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repos-dir", type=Path, required=True, help="dir of git histories")
     parser.add_argument("--repo", action="append", default=[], help="only this repo (repeat)")
     parser.add_argument("--instance", action="append", default=[], help="only this instance")
-    parser.add_argument("--mode", choices=("tuned", "dated", "both"), default="tuned")
+    parser.add_argument("--mode", choices=("tuned", "dated", "both", "reference"), default="tuned")
+    parser.add_argument(
+        "--reference-dir",
+        type=Path,
+        help="--mode reference: the per-instance environment.yml files (or a SWE-bench checkout)",
+    )
     parser.add_argument("--work-dir", type=Path, default=Path(".swt-work/fidelity"))
     parser.add_argument("--spec-dir", type=Path, action="append", default=[])
     parser.add_argument("--jobs", type=int, default=1)
@@ -387,6 +402,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     args.work_dir = args.work_dir.resolve()
+    if args.mode == "reference" and args.reference_dir is None:
+        parser.error("--mode reference needs --reference-dir")
+    if args.reference_dir is not None:
+        args.reference_dir = args.reference_dir.resolve()
 
     candidates = [
         outcome.output

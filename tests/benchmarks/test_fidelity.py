@@ -202,3 +202,14 @@ def test_each_rebuild_recipe_runs_with_its_own_settings_beside_the_quick_mode() 
     # the command line's repetitions and coverage are the quick mode's, never a recipe's
     assert run_label("tuned", _args(repetitions=3), lite) == "tuned+lite"
     assert settings_for("tuned", _args(repetitions=3), lite).repetitions == 5
+
+
+def test_the_reference_mode_uses_the_reference_files_over_the_bundled_specs(tmp_path) -> None:
+    args = _args(reference_dir=tmp_path)
+    quick = settings_for("reference", args)
+    assert quick.reference_environments == str(tmp_path) and quick.bundled_specs
+    verified = rebuild_recipes()[2]
+    own = settings_for("reference", args, verified)
+    assert own.reference_environments == str(tmp_path) and own.repetitions == 5
+    assert settings_for("tuned", args, verified).reference_environments == ""
+    assert run_label("reference", args, verified) == "reference+verified"
