@@ -18,6 +18,9 @@ from builder.core.errors import SwtError
 FILE_NAME = "environment.yml"
 CHECKOUT_DIR = "swebench/resources/swebench-og"
 """Where the files are in a SWE-bench checkout: ``<owner>__<name>/<number>/environment.yml``."""
+READER_VERSION = 1
+"""Bump when a file is read into other pins or packages: the results of the instances that
+have one are recomputed (it is part of their keys, see ``EnvironmentResolver.spec_digest``)."""
 LABEL = "reference"
 """The prefix of ``run_metadata.environment_spec`` for an environment read from such a file."""
 
@@ -55,6 +58,16 @@ NOT_ON_PYPI = {
     "wxpython": "PyPI has no Linux wheels; its sdist builds wxWidgets",
 }
 """Python packages of the files that PyPI cannot stand in for, and why: listed, not installed."""
+
+BACKPORTS = {
+    "backports-zoneinfo": (3, 9),
+    "dataclasses": (3, 7),
+    "contextvars": (3, 7),
+    "typing": (3, 5),
+}
+"""Backports of a standard library module and the Python that has it: conda installs them on
+any Python (an empty package there), PyPI's do not install on it (backports.zoneinfo's C
+extension does not build on 3.10). On that Python or later: listed, not installed."""
 
 INTERPRETER_OWN = frozenset(
     {
@@ -225,6 +238,9 @@ def read_reference(path: Path, root: Path, project: str = "") -> ReferenceEnviro
                 debian += [package for package in provided if package not in debian]
             else:
                 unmapped[item] = "conda system package without a Debian package here"
+    interpreter = (int(release[0]), int(release[1]))
+    for name in [name for name in pins if interpreter >= BACKPORTS.get(name, (99, 0))]:
+        unmapped[f"{name}=={pins.pop(name)}"] = f"a backport of what Python {full} has itself"
     return ReferenceEnvironment(
         file=Path(path).resolve().relative_to(Path(root).resolve()).as_posix(),
         digest=hashlib.sha256(data).hexdigest()[:16],

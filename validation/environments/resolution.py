@@ -38,6 +38,7 @@ from validation.environments.project_pythons import (
     project_pythons,
 )
 from validation.environments.reference import (
+    READER_VERSION,
     ReferenceEnvironment,
     ReferenceError,
     files_root,
@@ -366,7 +367,9 @@ class EnvironmentResolver:
         digest = self.library.digest(repo)
         own = f"{self._source(repo)}@{digest}" if digest else ""
         reference = self.reference(repo, instance_id) if instance_id else None
-        return f"{own}|{reference.label}@{reference.digest}" if reference else own
+        if reference is None:
+            return own
+        return f"{own}|{reference.label}@{reference.digest}/{READER_VERSION}"
 
     def reference(self, repo: str, instance_id: str) -> ReferenceEnvironment | None:
         """The instance's reference environment, when ``reference_environments`` holds its

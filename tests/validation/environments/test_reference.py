@@ -42,6 +42,7 @@ dependencies:
   - python_abi=3.9=5_cp39
   - pip=24.2=py39h06a4308_0
   - setuptools=75.1.0=py39h06a4308_0
+  - backports.zoneinfo=0.2.1=py39hf3d152e_9
   - click=8.1.7=unix_pyh707e725_0
   - h5py=3.11.0=nompi_py39hf054cd7_102
   - hdf5=1.14.3=nompi_hdf9ad27_105
@@ -90,6 +91,7 @@ def test_a_conda_export_becomes_pins_debian_packages_and_a_list_of_the_rest(tmp_
     unmapped = dict(reference.unmapped)
     assert set(unmapped) == {
         "aws-c-common=0.9.28",
+        "backports-zoneinfo==0.2.1",  # zoneinfo is in 3.9's standard library
         "cdms2=3.1.5",
         "widgets=1.0",
         "widgets==1.0.dev0",
