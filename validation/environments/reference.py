@@ -186,6 +186,11 @@ def reference_file(directory: Path, repo: str, instance_id: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def file_digest(path: Path) -> str:
+    """A short sha256 of the file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
 def read_reference(path: Path, root: Path, project: str = "") -> ReferenceEnvironment:
     """Read one file (``root``: the directory of files, for its label). ``project``: the
     project's own distribution name, left out of the pins (it is installed from its checkout)."""
@@ -243,7 +248,7 @@ def read_reference(path: Path, root: Path, project: str = "") -> ReferenceEnviro
         unmapped[f"{name}=={pins.pop(name)}"] = f"a backport of what Python {full} has itself"
     return ReferenceEnvironment(
         file=Path(path).resolve().relative_to(Path(root).resolve()).as_posix(),
-        digest=hashlib.sha256(data).hexdigest()[:16],
+        digest=file_digest(path),
         python=".".join(release[:2]),
         python_full=full,
         pins=tuple(f"{name}=={version}" for name, version in sorted(pins.items())),

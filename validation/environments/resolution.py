@@ -38,9 +38,11 @@ from validation.environments.project_pythons import (
     project_pythons,
 )
 from validation.environments.reference import (
+    LABEL,
     READER_VERSION,
     ReferenceEnvironment,
     ReferenceError,
+    file_digest,
     files_root,
     read_reference,
     reference_file,
@@ -366,10 +368,14 @@ class EnvironmentResolver:
         the label its run metadata records; for ``instance_id``, its reference file too."""
         digest = self.library.digest(repo)
         own = f"{self._source(repo)}@{digest}" if digest else ""
-        reference = self.reference(repo, instance_id) if instance_id else None
-        if reference is None:
+        if self.references is None or not instance_id:
             return own
-        return f"{own}|{reference.label}@{reference.digest}/{READER_VERSION}"
+        path = reference_file(self.references, repo, instance_id)
+        if path is None:
+            return own
+        # the file's bytes, unread: one that cannot be read is its instance's drop, not here
+        label = path.relative_to(files_root(self.references)).as_posix()
+        return f"{own}|{LABEL}:{label}@{file_digest(path)}/{READER_VERSION}"
 
     def reference(self, repo: str, instance_id: str) -> ReferenceEnvironment | None:
         """The instance's reference environment, when ``reference_environments`` holds its

@@ -176,6 +176,12 @@ def test_the_resolver_builds_an_instance_with_a_file_in_its_reference_environmen
     _write(files, "acme__widgets/7/environment.yml", EXPORT.replace("2.11.7", "2.12.13"))
     fresh = EnvironmentResolver(settings, tmp_path / "inferred", lambda: AVAILABLE)
     assert fresh.spec_digest("acme/widgets", "acme__widgets-7") != digest
+    # a file that cannot be read: its key is made all the same, its resolution names it
+    _write(files, "acme__widgets/7/environment.yml", "dependencies: [")
+    broken = EnvironmentResolver(settings, tmp_path / "inferred", lambda: AVAILABLE)
+    assert broken.spec_digest("acme/widgets", "acme__widgets-7") not in ("", digest)
+    with pytest.raises(SpecError, match="acme__widgets/7/environment.yml: not valid YAML"):
+        broken.resolve(record, git_repo.path)
 
 
 def test_a_missing_directory_and_a_relative_path_in_the_config(tmp_path):
