@@ -1,6 +1,7 @@
 """The touched test files' imports that the environment lacks are installed for the instance."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,9 +131,10 @@ SKIPS_WITHOUT_DATEUTIL = (
 )
 
 
-def _spec_case(tmp_path, spec_line: str, *, configured: bool):
+def _spec_case(tmp_path, spec_line: str, *, configured: bool, reference: str = ""):
     """A test skipped without dateutil, under a spec that says ``spec_line``, with the
-    configuration's ``validation.test_imports`` as ``configured``."""
+    configuration's ``validation.test_imports`` as ``configured`` (and its
+    ``reference_environments`` as ``reference``)."""
     repo = GitRepo(tmp_path / "repo")
     base = repo.commit({"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS})
     test_patch = repo.diff({"tests/test_pkg.py": SKIPS_WITHOUT_DATEUTIL})
@@ -144,7 +146,7 @@ def _spec_case(tmp_path, spec_line: str, *, configured: bool):
     )
     settings = ValidationConfig(
         backend="local", repetitions=1, coverage=False, spec_files=[str(spec)],
-        test_imports=configured,
+        test_imports=configured, reference_environments=reference,
     )  # fmt: skip
     stage = ValidateStage(settings, tmp_path / "work", {"fixture/imports": str(repo.path)})
     return stage.process(to_candidate(swe_record("fixture/imports", 1, base, patch, test_patch)))
@@ -173,3 +175,25 @@ def test_a_spec_that_turns_them_on_installs_them_whatever_the_configuration(tmp_
     assert outcome.verdict.kept, outcome.verdict
     assert "tests/test_pkg.py::test_parses" in outcome.output.PASS_TO_PASS
     assert json.loads(outcome.output.run_metadata["test_requirements"]) == ["python-dateutil"]
+
+
+def test_none_are_added_in_a_reference_environment(tmp_path):
+    """The reference's tests ran with what its environment held: a test that skips itself
+    without a package stays skipped, whatever the spec and the configuration say."""
+    here = f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}"
+    export = tmp_path / "og" / "fixture__imports" / "1" / "environment.yml"
+    export.parent.mkdir(parents=True)
+    export.write_text(
+        f"dependencies:\n  - python={here}=h1_0_cpython\n  - pip:\n      - pytest==8.3.5\n"
+    )
+    outcome = _spec_case(
+        tmp_path, "test_imports = true\n", configured=True, reference=str(tmp_path / "og")
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    instance = outcome.output
+    assert instance.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
+    assert "tests/test_pkg.py::test_parses" not in instance.PASS_TO_PASS
+    assert "test_requirements" not in instance.run_metadata
+    metadata = instance.run_metadata
+    assert metadata["environment_spec"] == "reference:fixture__imports/1/environment.yml"
+    assert (metadata["python_source"], metadata["reference_python"]) == ("reference", here)
