@@ -128,7 +128,7 @@ which the Docker backend installs in the image (the local backend installs no sy
 the PyPI wheels bring their own copies of the libraries, as a rule)."""
 
 
-class ReferenceError(SwtError, ValueError):
+class ReferenceFileError(SwtError, ValueError):
     """A reference environment file cannot be read (the message names the file)."""
 
 
@@ -198,10 +198,10 @@ def read_reference(path: Path, root: Path, project: str = "") -> ReferenceEnviro
     try:
         document = yaml.safe_load(data)
     except yaml.YAMLError as error:
-        raise ReferenceError(f"{path}: not valid YAML: {error}") from error
+        raise ReferenceFileError(f"{path}: not valid YAML: {error}") from error
     dependencies = document.get("dependencies") if isinstance(document, dict) else None
     if not isinstance(dependencies, list):
-        raise ReferenceError(f"{path}: no dependencies list (not a conda environment export)")
+        raise ReferenceFileError(f"{path}: no dependencies list (not a conda environment export)")
     conda: list[tuple[str, str, str]] = []
     pip: list[str] = []
     for entry in dependencies:
@@ -212,14 +212,14 @@ def read_reference(path: Path, root: Path, project: str = "") -> ReferenceEnviro
             version, _, build = rest.partition("=")
             conda.append((name.strip(), version.strip(), build.strip()))
         else:
-            raise ReferenceError(f"{path}: unexpected dependency entry {entry!r}")
+            raise ReferenceFileError(f"{path}: unexpected dependency entry {entry!r}")
     pythons = [version for name, version, _ in conda if name == "python"]
     if not pythons:
-        raise ReferenceError(f"{path}: no python package: its interpreter is unknown")
+        raise ReferenceFileError(f"{path}: no python package: its interpreter is unknown")
     full = pythons[0]
     release = full.split(".")
     if len(release) < 2 or not all(part.isdigit() for part in release[:2]):
-        raise ReferenceError(f"{path}: python={full} is not a Python version")
+        raise ReferenceFileError(f"{path}: python={full} is not a Python version")
     pins: dict[str, str] = {}
     unmapped: dict[str, str] = {}
     own = canonicalize_name(project) if project else ""

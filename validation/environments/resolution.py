@@ -41,7 +41,7 @@ from validation.environments.reference import (
     LABEL,
     READER_VERSION,
     ReferenceEnvironment,
-    ReferenceError,
+    ReferenceFileError,
     file_digest,
     files_root,
     read_reference,
@@ -392,7 +392,7 @@ class EnvironmentResolver:
                     found = read_reference(
                         path, files_root(self.references), project=repo.partition("/")[2]
                     )
-                except ReferenceError as error:
+                except ReferenceFileError as error:
                     raise SpecError(str(error)) from error
                 self._read[path] = found
         return found

@@ -19,7 +19,7 @@ from validation.environments.environment import (
 )
 from validation.environments.interpreters import Interpreters
 from validation.environments.reference import (
-    ReferenceError,
+    ReferenceFileError,
     read_reference,
     reference_file,
 )
@@ -115,7 +115,7 @@ def test_an_empty_pip_section_and_unreadable_files(tmp_path):
         ("name: testbed\n", "no dependencies list"),
         ("dependencies:\n  - pip=24.2=py39_0\n", "no python package"),
     ):
-        with pytest.raises(ReferenceError, match=message):
+        with pytest.raises(ReferenceFileError, match=message):
             read_reference(_write(tmp_path, "a__b/2/environment.yml", text), tmp_path)
 
 
