@@ -24,7 +24,12 @@ def token_counter(name: str) -> Callable[[str], int]:
         encoding = bpe_openai.get_encoding(name)
         encoding.encode_ordinary("")  # loads the vocabulary now
 
+    from bpe_openai.errors import TokenLimitError
+
     def count(text: str) -> int:
-        return len(encoding.encode_ordinary(text))
+        try:
+            return len(encoding.encode_ordinary(text))
+        except TokenLimitError as error:  # over the package's 200,000 tokens: counted all the same
+            return error.token_count
 
     return count
