@@ -1,11 +1,14 @@
-"""The files an issue names: paths (tracebacks included), dotted module names, and identifiers
-that are defined in exactly one file of the repository."""
+"""The files an issue names — paths (tracebacks included), dotted module names, and identifiers
+written as code that are defined in exactly one file of the repository — and the issue-aware
+ranking that puts them before BM25's other hits."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
 
 from builder.text.construction import is_test_path
 from builder.text.files import SourceFile
@@ -18,6 +21,9 @@ _WORD = re.compile(r"\b[A-Za-z_]\w{2,}\b")
 """An identifier of three or more characters."""
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 """A function, method or class defined in Python source."""
+_CODE_CONTEXT = re.compile(r"[`.]([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\(")
+"""A word written as code: opening a backtick span, after a ``.`` (an attribute, a module's
+member) or before a ``(`` (a call)."""
 IDENTIFIER_FILES = 5
 """At most this many files are named by identifiers alone (the most identifiers first): an
 issue quoting a long program would otherwise fill the budget with them."""
@@ -51,7 +57,10 @@ class NameIndex:
     def named(self, issue: str) -> list[str]:
         """The files ``issue`` names, strongest evidence first: paths (in the order they
         appear), then dotted module names, then the files defining identifiers no other
-        file defines (most such identifiers first, at most IDENTIFIER_FILES)."""
+        file defines (most such identifiers first, at most IDENTIFIER_FILES). An identifier
+        counts only when it is written as code: shaped as code (``_code_shaped``) or in a
+        code context (``_CODE_CONTEXT``); a plain word (``time``, ``index``, ``Sphinx``) that
+        one file happens to define as a function or class names nothing."""
         found: list[str] = []
         for word in _PATH.findall(issue):
             path = self._path(word)
@@ -63,9 +72,10 @@ class NameIndex:
                 found.append(path)
         hits: Counter[str] = Counter()
         first: dict[str, int] = {}
+        in_code = {word for match in _CODE_CONTEXT.findall(issue) for word in match if word}
         for position, word in enumerate(dict.fromkeys(_WORD.findall(issue))):
             path = self._defined_once.get(word)
-            if path and path not in found:
+            if path and path not in found and (word in in_code or _code_shaped(word)):
                 hits[path] += 1
                 first.setdefault(path, position)
         ranked = sorted(hits, key=lambda p: (-hits[p], first[p]))
@@ -95,14 +105,51 @@ class NameIndex:
         return None
 
 
-def issue_first(named: Sequence[str], ranked: Sequence[str]) -> list[str]:
-    """The issue-aware ranking: the files ``named`` that are not tests, those BM25 ranks
-    (``ranked``) first and in its order, then the rest as named; then BM25's hits that are
-    not tests; then the test files of either. The files to fix are code, and an issue's
-    traceback or example names tests as often."""
-    position = {path: index for index, path in enumerate(ranked)}
-    code = [path for path in named if not is_test_path(path)]
-    code.sort(key=lambda path: position.get(path, len(ranked)))  # stable: named order after
-    hits = [path for path in ranked if not is_test_path(path)]
-    tests = [path for path in [*named, *ranked] if is_test_path(path)]
-    return list(dict.fromkeys([*code, *hits, *tests]))
+def _code_shaped(word: str) -> bool:
+    """An identifier no English word looks like: with an underscore, or with a capital
+    letter after a lower-case one's place (``simplify_twice``, ``DataArray``, ``QTable``)."""
+    return "_" in word or (any(c.isupper() for c in word[1:]) and any(c.islower() for c in word))
+
+
+AUXILIARY_DIRS = frozenset(
+    {"doc", "docs", "example", "examples", "ci", "benchmark", "benchmarks", "bench",
+     "asv_bench", "scripts", "tools", "tutorials"}
+)  # fmt: skip
+"""A directory of one of these names holds files around the package, not the package."""
+BM25_HITS = 50
+"""BM25's hits the issue-aware ranking considers (the construction's ``top_k`` bounds only
+plain ``bm25``): with files ranked by size as well, the 20th hit is not the last that fits."""
+SIZE_WEIGHT = 4.0
+"""A file *e* times (2.7×) larger must rank this many places higher in BM25 to be shown
+before: a large file spends the budget of several smaller ones that BM25 ranks close by."""
+
+
+def is_package_code(path: str) -> bool:
+    """Not a test file (``is_test_path``), not under an AUXILIARY_DIRS directory, not at the
+    repository's root (``setup.py``, ``conftest.py``): where the files to fix are."""
+    parts = PurePosixPath(path).parts
+    if len(parts) == 1 or is_test_path(path):
+        return False
+    return not any(part.lower() in AUXILIARY_DIRS for part in parts[:-1])
+
+
+def issue_first(named: Sequence[str], ranked: Sequence[str], texts: Mapping[str, str]) -> list[str]:
+    """The issue-aware ranking, given the files ``named`` (``NameIndex.named``), every BM25
+    hit (``ranked``, best first) and the files' ``texts``: the named files that are package
+    code (``is_package_code``), then BM25's first BM25_HITS hits that are package code, each
+    group by BM25 place plus SIZE_WEIGHT × the natural log of the file's size in
+    characters (a named file BM25 does not rank comes after those it does); then the named
+    files and hits that are not package code (tests, docs, examples), in that order. The
+    files to fix are the package's, and an issue's traceback or example names tests as
+    often."""
+    place = {path: index for index, path in enumerate(ranked)}
+
+    def key(path: str) -> float:
+        size = max(len(texts.get(path, "")), 1)
+        return place.get(path, len(ranked)) + SIZE_WEIGHT * math.log(size)
+
+    hits = ranked[:BM25_HITS]
+    code = sorted((p for p in named if is_package_code(p)), key=key)
+    code += sorted((p for p in hits if is_package_code(p)), key=key)
+    other = [path for path in [*named, *hits] if not is_package_code(path)]
+    return list(dict.fromkeys([*code, *other]))

@@ -48,6 +48,11 @@ class Bm25Index:
         """Paths of the files that share a term with ``query``, by descending score, at most
         the construction's ``top_k``; equal scores in path order (the same ranking on every
         run)."""
+        hits = self.hits(query)
+        return hits[: self._construction.top_k] if self._construction.top_k else hits
+
+    def hits(self, query: str) -> list[str]:
+        """Every file that shares a term with ``query``, ranked as ``rank`` ranks them."""
         if self._retriever is None:
             return []
         words = self._tokenize([query])[0]
@@ -55,8 +60,7 @@ class Bm25Index:
             return []
         scores = self._retriever.get_scores(words)
         order = sorted(range(len(self.paths)), key=lambda i: (-float(scores[i]), self.paths[i]))
-        hits = [self.paths[i] for i in order if scores[i] > 0]
-        return hits[: self._construction.top_k] if self._construction.top_k else hits
+        return [self.paths[i] for i in order if scores[i] > 0]
 
 
 def edited_paths(patch: str) -> list[str]:

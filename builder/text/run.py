@@ -150,8 +150,8 @@ def _ranked(instance: TextInput, snapshot: _Snapshot, settings: TextSettings) ->
     if settings.retrieval == "bm25":
         return snapshot.index(construction).rank(issue)
     if settings.retrieval == "issue+bm25":
-        return issue_first(snapshot.names(construction).named(issue),
-                           snapshot.index(construction).rank(issue))  # fmt: skip
+        named = snapshot.names(construction).named(issue)
+        return issue_first(named, snapshot.index(construction).hits(issue), snapshot.texts)
     with_tests = settings.retrieval == "oracle+tests"
     return retrieval.oracle(instance.patch, instance.test_patch, with_tests)
 

@@ -6,6 +6,8 @@ from builder.core.store import ResultStore
 from builder.text import run as text_run
 from builder.text.run import TextOutcome, TextSettings, make_texts
 from builder.text.tokens import token_counter
+from tests.support.git import GitRepo
+from tests.support.instances import make_instance
 from tests.support.text_repo import text_fixture
 
 SETTINGS = TextSettings("bm25", 27000, ("zsb", "zsp"), "cl100k_base")
@@ -148,3 +150,31 @@ def test_the_issue_aware_retrieval_puts_the_files_the_issue_names_first(tmp_path
     assert made.files[instance.instance_id]["zsb"][0] == "calc/io.py"  # BM25 alone: not shown
     assert "calc/stats.py" in made.files[instance.instance_id]["zsb"]
     assert settings.config_name("zsb") == "all_text_issue_bm25_27k_zsb"
+
+
+def test_the_issue_aware_retrieval_shows_the_code_an_issue_writes_before_prose_matches(tmp_path):
+    # a repository where a plain word of the issue ("time") is a function one large file
+    # defines, and a doc file repeats the issue's words
+    repo = GitRepo(tmp_path / "repo")
+    filler = "".join(f"    step_{n} = {n}\n" for n in range(2000))
+    repo.write({
+        "pkg/__init__.py": "",
+        "pkg/clock.py": "def time():\n" + filler,
+        "pkg/header.py": "def parse_header(text):\n    return text.split(',')[:-1]\n",
+        "pkg/fields.py": "def last_field(header):\n    return header[-1]  # the last field\n",
+        "docs/conf.py": "# parse header fields: the header's last field\nproject = 'pkg'\n",
+        "tests/test_header.py": "from pkg.header import parse_header\n",
+    })  # fmt: skip
+    commit = repo.commit({}, "base")
+    issue = "parse_header drops the last field of a header, and it takes time to notice."
+    instance = make_instance(1, repo="owner/pkg", base_commit=commit, problem_statement=issue)
+    repos = RepoCache(tmp_path / "mirrors", {"owner/pkg": str(repo.path)})
+    settings = TextSettings("issue+bm25", 27000, ("zsb",), "cl100k_base", "all-text")
+
+    made = make_texts([instance], settings, repos, ResultStore(tmp_path / "store"))
+
+    shown = made.files[instance.instance_id]["zsb"]  # all-text shows them in rank order
+    # named: parse_header is code, defined there only; "time" is prose and names nothing,
+    # so the large clock.py comes after the smaller code BM25 finds; docs and tests last
+    assert shown == ["pkg/header.py", "pkg/fields.py", "pkg/clock.py", "docs/conf.py",
+                     "tests/test_header.py"]  # fmt: skip
