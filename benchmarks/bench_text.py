@@ -26,6 +26,7 @@ import json
 import statistics
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 from builder.core.repos import RepoCache
@@ -85,6 +86,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     parser.add_argument("--limit", type=int, help="records to take (default: all)")
     parser.add_argument(
+        "--shard", metavar="K/N",
+        help="measure only the records of the K-th of N shards (by base commit, so a "
+        "commit's snapshot is read once); run the N shards at once, each with its own "
+        "--results, then concatenate those files and rerun without --shard for the table",
+    )  # fmt: skip
+    parser.add_argument(
         "--variants", nargs="+", choices=[f"{s} {r}" for s, r in VARIANTS],
         help="the variants to measure (default: all)",
     )  # fmt: skip
@@ -100,6 +107,9 @@ def main(argv: list[str] | None = None) -> None:
     records = read_records(args.records)
     records = [r for r in records if (args.mirrors / r.repo.replace("/", "+")).is_dir()]
     records = records[: args.limit] if args.limit else records
+    if args.shard:
+        index, count = (int(part) for part in args.shard.split("/"))
+        records = [r for r in records if zlib.crc32(r.base_commit.encode()) % count == index]
     repos = collections.Counter(record.repo for record in records)
     print(f"{len(records)} records: " + ", ".join(f"{r} {n}" for r, n in sorted(repos.items())))
     settings = [
