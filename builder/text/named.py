@@ -124,6 +124,18 @@ SIZE_WEIGHT = 4.0
 before: a large file spends the budget of several smaller ones that BM25 ranks close by."""
 
 
+RULES_VERSION = 2
+"""Raised whenever the rules of ``NameIndex.named`` or ``issue_first`` change."""
+
+
+def rules() -> dict[str, object]:
+    """What the issue-aware ranking depends on besides its inputs (for the store's key): the
+    version of its rules and its constants."""
+    return {"version": RULES_VERSION, "identifier_files": IDENTIFIER_FILES,
+            "bm25_hits": BM25_HITS, "size_weight": SIZE_WEIGHT,
+            "auxiliary_dirs": sorted(AUXILIARY_DIRS)}  # fmt: skip
+
+
 def is_package_code(path: str) -> bool:
     """Not a test file (``is_test_path``), not under an AUXILIARY_DIRS directory, not at the
     repository's root (``setup.py``, ``conftest.py``): where the files to fix are."""

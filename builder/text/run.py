@@ -16,7 +16,7 @@ from unidiff.errors import UnidiffParseError
 from builder.core.gitutil import GitError
 from builder.core.repos import RepoCache, RepoUnavailable
 from builder.core.store import ResultStore, result_key
-from builder.text import context, prompts, retrieval
+from builder.text import context, named, prompts, retrieval
 from builder.text.construction import CONSTRUCTIONS, Construction, is_root_readme
 from builder.text.errors import TextError
 from builder.text.files import SourceFile, Tree, read_tree
@@ -69,10 +69,13 @@ class TextSettings:
 
     def key(self) -> dict[str, Any]:
         templates = {prompt: self.template(prompt) for prompt in sorted(self.prompts)}
-        return {"retrieval": self.retrieval, "budget": self.budget,
-                "prompts": sorted(self.prompts), "tokenizer": self.tokenizer,
-                "construction": dataclasses.asdict(self.construction),
-                "templates": templates}  # fmt: skip
+        key = {"retrieval": self.retrieval, "budget": self.budget,
+               "prompts": sorted(self.prompts), "tokenizer": self.tokenizer,
+               "construction": dataclasses.asdict(self.construction),
+               "templates": templates}  # fmt: skip
+        if self.retrieval == "issue+bm25":  # a stored text made by other rules is not reused
+            key["issue_ranking"] = named.rules()
+        return key
 
 
 @dataclasses.dataclass
@@ -150,8 +153,8 @@ def _ranked(instance: TextInput, snapshot: _Snapshot, settings: TextSettings) ->
     if settings.retrieval == "bm25":
         return snapshot.index(construction).rank(issue)
     if settings.retrieval == "issue+bm25":
-        named = snapshot.names(construction).named(issue)
-        return issue_first(named, snapshot.index(construction).hits(issue), snapshot.texts)
+        files_named = snapshot.names(construction).named(issue)
+        return issue_first(files_named, snapshot.index(construction).hits(issue), snapshot.texts)
     with_tests = settings.retrieval == "oracle+tests"
     return retrieval.oracle(instance.patch, instance.test_patch, with_tests)
 

@@ -178,3 +178,12 @@ def test_the_issue_aware_retrieval_shows_the_code_an_issue_writes_before_prose_m
     # so the large clock.py comes after the smaller code BM25 finds; docs and tests last
     assert shown == ["pkg/header.py", "pkg/fields.py", "pkg/clock.py", "docs/conf.py",
                      "tests/test_header.py"]  # fmt: skip
+
+
+def test_an_issue_aware_text_is_stored_under_its_ranking_rules(monkeypatch):
+    settings = TextSettings("issue+bm25", 27000, ("zsb",), "cl100k_base")
+    before = settings.key()
+    assert before["issue_ranking"]["size_weight"] == 4.0
+    monkeypatch.setattr(text_run.named, "RULES_VERSION", text_run.named.RULES_VERSION + 1)
+    assert settings.key() != before  # a stored text made by older rules is not reused
+    assert "issue_ranking" not in SETTINGS.key()  # plain bm25's key is as it was
