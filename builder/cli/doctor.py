@@ -169,7 +169,7 @@ def check_limits(config: Config) -> Check:
         held.append(f"processes {limits.processes} (this user's)")
     elif sandboxed:
         held.append(f"processes {limits.processes} (an unprivileged uid per sandbox)")
-    folder, why = sandbox_cgroup.found()
+    folder, why = sandbox_cgroup.preview()  # a check changes no cgroup
     detail = "rlimits: " + ", ".join(held)
     if not sandboxed:
         detail += '; validation.sandbox = "none": no per-run cgroup'

@@ -63,11 +63,15 @@ def _own() -> str:
 
 
 def parent(
-    mount: Path | None = None, own: str | None = None, controllers: tuple[str, ...] = CONTROLLERS
+    mount: Path | None = None,
+    own: str | None = None,
+    controllers: tuple[str, ...] = CONTROLLERS,
+    change: bool = True,
 ) -> tuple[Path | None, str]:
     """Where per-run cgroups with ``controllers`` can be made (None if nowhere), and why or why
     not. ``own``: the cgroup to make them in, as a path in the hierarchy (this process's by
-    default). Gives ``own``'s processes a leaf of their own if it must; never raises."""
+    default). Gives ``own``'s processes a leaf of their own if it must, unless ``change`` is
+    off (``doctor``: then only says it would, with None); never raises."""
     mount = mount or _mount()
     if mount is None:
         return None, "no cgroup v2 file system mounted"
@@ -93,6 +97,12 @@ def parent(
             )
         if not os.access(folder, os.W_OK):
             return None, f"cgroup v2 at {folder} is not delegated to this user"
+        if not change:
+            return None, (
+                f"cgroup v2 at {folder}: {' and '.join(f'{name}.max' for name in controllers)} "
+                f"per run once a validation moves its processes into {LEAF}/ (not done by this "
+                "check)"
+            )
         why = _enable(folder, missing)
         if why:
             return None, why
@@ -172,6 +182,11 @@ def found() -> tuple[Path | None, str]:
     return parent()
 
 
+def preview() -> tuple[Path | None, str]:
+    """:func:`parent` of this machine without changing anything (what ``doctor`` says)."""
+    return parent(change=False)
+
+
 @contextlib.contextmanager
 def run_group(folder: Path | None, processes: int, memory_mb: int) -> Iterator[Path | None]:
     """A new cgroup under ``folder`` with the limits set (0 = none), removed afterwards; None
@@ -206,4 +221,4 @@ def _kill(group: Path) -> None:
         (group / "cgroup.kill").write_text("1\n")
 
 
-__all__ = ["CONTROLLERS", "ENTER", "LEAF", "entered", "found", "parent", "run_group"]
+__all__ = ["CONTROLLERS", "ENTER", "LEAF", "entered", "found", "parent", "preview", "run_group"]

@@ -197,6 +197,11 @@ def test_a_cgroup_holding_processes_moves_them_to_a_leaf_and_then_gives_its_chil
     with pytest.raises(OSError) as refused:
         control.write_text(f"+{name}\n")
     assert refused.value.errno == errno.EBUSY, refused.value
+    # a check (doctor) only says what a validation would do, and changes nothing
+    looked, said = sandbox_cgroup.parent(mount, own=group.name, controllers=(name,), change=False)
+    assert looked is None and "once a validation moves its processes into swt-builder/" in said
+    assert (group / "cgroup.procs").read_text().split() == [str(sleeper.pid)]
+    assert not (group / sandbox_cgroup.LEAF).exists() and control.read_text() == ""
     folder, why = sandbox_cgroup.parent(mount, own=group.name, controllers=(name,))
     assert folder == group, why
     assert "moved into swt-builder/" in why, why
