@@ -178,7 +178,7 @@ def test_other_histories_give_submodules_their_repositories(tmp_path: Path) -> N
 
 def _args(**given) -> argparse.Namespace:
     quick = dict(backend="local", timeout=1800.0, repetitions=1, coverage=False, spec_dir=[])
-    return argparse.Namespace(**{**quick, "resolve_as_of": "", **given})
+    return argparse.Namespace(**{**quick, "resolve_as_of": "", "python_choice": None, **given})
 
 
 def test_each_rebuild_recipe_runs_with_its_own_settings_beside_the_quick_mode() -> None:
@@ -202,6 +202,12 @@ def test_each_rebuild_recipe_runs_with_its_own_settings_beside_the_quick_mode() 
     # the command line's repetitions and coverage are the quick mode's, never a recipe's
     assert run_label("tuned", _args(repetitions=3), lite) == "tuned+lite"
     assert settings_for("tuned", _args(repetitions=3), lite).repetitions == 5
+    # the Python choice: the default unless named, in the quick mode and a recipe's alike
+    assert own.python_choice == settings_for("dated", args).python_choice == "median"
+    newest = _args(python_choice="newest")
+    assert settings_for("dated", newest).python_choice == "newest"
+    assert settings_for("tuned", newest, lite).python_choice == "newest"
+    assert run_label("dated", newest) == "dated+py-newest"
 
 
 def test_the_reference_mode_uses_the_reference_files_over_the_bundled_specs(tmp_path) -> None:
