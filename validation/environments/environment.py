@@ -686,6 +686,7 @@ class LocalEnvironments:
             with self._build_user(build, lent, Path(env["UV_CACHE_DIR"])) as user:
                 if user is not None:  # its git reads a checkout and a mirror that root owns
                     env = {**env, **_GIT_SAFE_DIRECTORIES}
+                    (home / ".gitconfig").write_text(_GIT_SAFE_CONFIG)
                 for step in steps:
                     if step.label == "system packages":
                         continue  # checked above (image_packages: not required); never apt-get
@@ -839,6 +840,10 @@ _GIT_SAFE_DIRECTORIES = {
 """What a build run as an unprivileged uid needs for git (setuptools-scm's version, say) to
 read its checkout, whose ``.git`` names a worktree folder of the mirror root owns: git refuses
 a repository another user owns unless told it is safe (command-line scope: the environment)."""
+_GIT_SAFE_CONFIG = "[safe]\n\tdirectory = *\n"
+"""The same in the build's own ``$HOME/.gitconfig``: setuptools-scm runs git with every
+``GIT_*`` variable removed (its ``no_git_env``), so a setuptools-scm version of a root builder's
+checkout was missing and the build failed (astropy 5.0's, for one)."""
 
 
 def _shared_umask(argv: list[str]) -> list[str]:

@@ -127,11 +127,14 @@ def test_a_root_builder_builds_as_an_unprivileged_uid_sharing_the_cache(tmp_path
 
 
 DESCRIBED = """
+import os
 import subprocess
 from setuptools import setup
 
+# as setuptools-scm runs git: every GIT_* variable removed (its no_git_env)
 described = subprocess.run(
-    ["git", "describe", "--tags"], capture_output=True, text=True, check=True
+    ["git", "describe", "--tags"], capture_output=True, text=True, check=True,
+    env={k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
 ).stdout
 setup(name="described", version=described.strip().lstrip("v"), py_modules=["described"])
 """
