@@ -97,6 +97,7 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             "metadata": [metadata.VERSION, metadata.SHIM.digest],
             "checkout_path": checkout_path.VERSION,  # how the checkout wins over the install
             "test_imports": test_imports.VERSION,  # a spec may turn it on for its repository
+            "test_file_facts": test_file_facts.VERSION,  # what compare reads of the test files
         }
         if self.settings.coverage:  # results without coverage do not depend on how it measures
             fingerprint["coverage_measure"] = [coverage.MEASURE_VERSION, coverage.RUNTIME.digest]

@@ -9,13 +9,20 @@ import sys
 from collections.abc import Callable, Iterable
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_MODULE_SETUP = frozenset({"setup_module", "setUpModule"})
+"""Functions run once for the whole module: an ``importorskip`` there skips every test of it
+(pytest's own ``test_nose.py``: ``mod.nose = pytest.importorskip("nose")``)."""
+VERSION = 2
+"""Bump when what these facts say changes (in the validation stage's fingerprint). 2: an
+``importorskip`` in ``setup_module`` guards the module too."""
 
 
 def optional_imports(source: str) -> list[str]:
     """The top-level modules ``source`` imports at module level only when they are installed:
     inside ``try`` with an ``except ImportError`` (or ``ModuleNotFoundError``) handler, or
-    through ``pytest.importorskip("name")``; standard library modules (a fallback for an
-    older Python) left out. Empty for a file that does not parse."""
+    through ``pytest.importorskip("name")`` (also in ``setup_module``, which runs for the whole
+    module); standard library modules (a fallback for an older Python) left out. Empty for a
+    file that does not parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -24,7 +31,10 @@ def optional_imports(source: str) -> list[str]:
     for node in tree.body:
         if isinstance(node, ast.Try) and any(_catches_import_error(h) for h in node.handlers):
             found |= {name for statement in node.body for name in _imported(statement)}
-        for call in ast.walk(node) if not isinstance(node, ast.FunctionDef | ast.ClassDef) else ():
+        module_wide = not isinstance(node, ast.FunctionDef | ast.ClassDef) or (
+            isinstance(node, ast.FunctionDef) and node.name in _MODULE_SETUP
+        )
+        for call in ast.walk(node) if module_wide else ():
             if isinstance(call, ast.Call) and _is_importorskip(call.func) and call.args:
                 first = call.args[0]
                 if isinstance(first, ast.Constant) and isinstance(first.value, str):

@@ -45,6 +45,19 @@ def test_a_module_level_guarded_import_is_an_optional_module() -> None:
     assert optional_imports("def broken(:\n") == []
 
 
+def test_an_importorskip_in_setup_module_guards_the_whole_module() -> None:
+    # pytest's own testing/test_nose.py: every test skipped when nose is not installed
+    nose = (
+        "import pytest\n\n\ndef setup_module(mod):\n"
+        '    mod.nose = pytest.importorskip("nose")\n\n\n'
+        "def test_nose_setup():\n    pass\n\n\n"
+        'def helper():\n    pytest.importorskip("not_module_wide")\n'
+    )
+    assert optional_imports(nose) == ["nose"]
+    unittest_style = 'import pytest\ndef setUpModule():\n    pytest.importorskip("yaml")\n'
+    assert optional_imports(unittest_style) == ["yaml"]
+
+
 def test_the_last_test_is_the_last_module_level_test_function_by_line() -> None:
     source = "def test_b():\n    pass\n\ndef helper():\n    pass\n\ndef test_a():\n    pass\n"
     assert last_test(source) == "test_a"
