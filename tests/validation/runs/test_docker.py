@@ -21,6 +21,7 @@ from tests.support.tiers import DOCKER
 from validation.environments.docker_engine import KIND, SPEC_HASH, label_filter
 from validation.environments.docker_environments import build_script, image_hash
 from validation.environments.environment import EnvironmentSpec
+from validation.environments.reference import read_reference
 from validation.runs.backends import make_backend
 from validation.runs.backends.docker import DockerBackend
 from validation.stage import ValidateStage
@@ -275,3 +276,66 @@ def test_runs_see_the_base_commits_package_metadata(client, backend, tmp_path):
     lines = metadata_fixture.probe(backend, environment, repo, base, tmp_path / "run")
     assert lines[1:3] == ["1.4.1", "['pkg:plugin']"]
     assert lines[3] == "/testbed/pkg/__init__.py"
+
+
+HTTPBIN_PROBE = """
+import os, urllib.request
+url = os.environ["HTTPBIN_URL"]
+with urllib.request.urlopen(url.rstrip("/") + "/get", timeout=30) as reply:
+    print("status", reply.status, url.split(":")[1], os.environ.get("PYTHONPATH"))
+"""
+
+
+def test_a_run_serves_httpbin_on_the_containers_own_loopback(client, backend, git_repo, tmp_path):
+    """The services' shim in a container as in the local sandbox: httpbin answers on the
+    container's loopback with no network, and the run sets no ``PYTHONPATH`` (the checkout is
+    found through a ``.pth`` file)."""
+    spec = EnvironmentSpec(docker_support.PYTHON, ("httpbin",), services=("httpbin",))
+    environment = backend.prepare(spec)
+    base = git_repo.commit({"pkg/__init__.py": CODE})
+    with backend.session(environment, git_repo.path / ".git", base, tmp_path / "run") as session:
+        session.services = ("httpbin",)
+        completed = session.run(["python", "-c", HTTPBIN_PROBE], tmp_path / "probe.log", 120)
+        served = (tmp_path / "probe.log").read_text()
+        assert completed.exit_code == 0, served
+        assert "status 200 //127.0.0.1 None" in served
+        session.services = ()  # without the service nothing answers: the probe can fail
+        completed = session.run(["python", "-c", HTTPBIN_PROBE], tmp_path / "none.log", 120)
+        assert completed.exit_code != 0 and "HTTPBIN_URL" in (tmp_path / "none.log").read_text()
+
+
+REFERENCE_FILE = f"""\
+dependencies:
+  - python={docker_support.PYTHON}.9=h955ad1f_0
+  - make=4.3=hd18ef5c_1
+  - aws-c-common=0.9.28=hb9d3cd8_0
+  - pip:
+      - iniconfig==2.0.0
+"""
+
+
+def test_a_reference_environments_system_packages_are_in_its_image(client, backend, tmp_path):
+    """A reference environment's conda system packages, mapped to Debian's, are installed in
+    the image (``image_packages``); what has no Debian package is only named."""
+    path = tmp_path / "og" / "acme__widgets" / "7" / "environment.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(REFERENCE_FILE)
+    reference = read_reference(path, tmp_path / "og")
+    assert reference.debian == ("make",) and "aws-c-common=0.9.28" in dict(reference.unmapped)
+    spec = EnvironmentSpec(
+        reference.python, reference.pins, image_packages=reference.debian, pins_override=True
+    )
+    environment = backend.prepare(spec)
+    probe = (
+        "import importlib.metadata as m, shutil; "
+        "print(m.version('iniconfig'), shutil.which('make'))"
+    )
+    output = client.containers.run(
+        environment.image_id, ["python", "-c", probe], network_mode="none", remove=True
+    ).decode()
+    assert output.split() == ["2.0.0", "/usr/bin/make"]
+    plain = backend.prepare(dataclasses.replace(spec, image_packages=()))
+    output = client.containers.run(
+        plain.image_id, ["python", "-c", probe], network_mode="none", remove=True
+    ).decode()
+    assert output.split() == ["2.0.0", "None"]  # the base image has no make: the test can fail
