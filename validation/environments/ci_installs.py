@@ -18,6 +18,16 @@ Each job's commands are read in order: a later ``pip uninstall`` takes back what
 installed before it. The project itself (``.``, ``-e .``) is not a requirement; its extras
 (``.[test]``) are named apart. Requirement files (``-r``/``-c``) are returned as such lines for
 :class:`~validation.environments.requirement_files.Requirements` to follow.
+
+A VCS requirement (``git+https://github.com/pydicom/pydicom-data``, ``-e hg+…#egg=NAME``,
+``NAME @ git+…``; ``git+``, ``hg+``, ``svn+``, ``bzr+``) or any ``NAME @ URL`` is named apart
+too (``CiInstalls.from_urls``: the distribution's name → the URL, the evidence): runs have no
+network and builds reach only the package index, so what can be had is the index's
+distribution of that name, which may not exist or may not fit — an optional package, never a
+requirement (see ``inference.infer_spec``). The name is the ``#egg=`` fragment's or the one
+before ``@``, else the URL's last path part without ``.git`` (pydicom's CI installed its test
+data from GitHub, and its tests downloaded it at run time without it). Any other path or URL
+(a local folder, a wheel file, an archive) is left out.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import re
 import shlex
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
@@ -46,6 +57,9 @@ _EXPRESSION = re.compile(r"\$\{\{.*?\}\}")
 _CONDITION = re.compile(r"^\s*matrix\.([\w-]+)\s*(==|!=)\s*['\"]?([^'\"]*?)['\"]?\s*$")
 _PROJECT = re.compile(r"^(?:\.|\./?)(?:\[([^\]]*)\])?$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+_VCS_URL = re.compile(r"^(?:git|hg|svn|bzr)\+[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_PROJECT_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_COMMENT = re.compile(r"(?:^|(?<=\s))#.*")
 _SEPARATORS = re.compile(r"&&|\|\||;|\|")
 _OPTIONS_WITH_VALUE = frozenset(
     {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--python", "-t",
@@ -57,11 +71,13 @@ _OPTIONS_WITH_VALUE = frozenset(
 @dataclasses.dataclass
 class CiInstalls:
     """Requirement lines (``-r``/``-c`` includes kept as lines), the project's extras they
-    install, and the files they were read from."""
+    install, the distributions they install from a URL (canonical name → the URL: see the
+    module), and the files they were read from."""
 
     lines: list[str] = dataclasses.field(default_factory=list)
     extras: list[str] = dataclasses.field(default_factory=list)
     sources: list[str] = dataclasses.field(default_factory=list)
+    from_urls: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def add(self, source: str, commands: Iterable[str]) -> None:
         """What the commands of one job (or file) install, in order: a later ``pip uninstall``
@@ -74,13 +90,17 @@ class CiInstalls:
                 gone = {_name(word) for word in arguments if not word.startswith("-")}
                 installed.lines = [line for line in installed.lines if _name(line) not in gone]
                 installed.extras = [extra for extra in installed.extras if extra not in gone]
+                for name in gone & set(installed.from_urls):
+                    del installed.from_urls[name]
             if source not in self.sources:
                 self.sources.append(source)
         self.lines += [line for line in installed.lines if line not in self.lines]
         self.extras += [extra for extra in installed.extras if extra not in self.extras]
+        for name, url in installed.from_urls.items():
+            self.from_urls.setdefault(name, url)
 
     def _arguments(self, arguments: list[str]) -> None:
-        words = iter(arguments)
+        words = iter(_joined_direct_references(arguments))
         for word in words:
             if word in ("-r", "--requirement", "-c", "--constraint"):
                 target = next(words, "")
@@ -99,11 +119,49 @@ class CiInstalls:
 
     def _target(self, word: str) -> None:
         project = _PROJECT.match(word)
+        named = url_name(word) if "$" not in word else None
         if project:
             extras = project.group(1) or ""
             self.extras += [e.strip() for e in extras.split(",") if e.strip()]
+        elif named is not None:
+            self.from_urls.setdefault(named, word)
         elif word and "$" not in word and "/" not in word and not word.endswith(".whl"):
             self.lines.append(word)
+
+
+def url_name(word: str) -> str | None:
+    """The canonical name of the distribution a VCS requirement or ``NAME @ URL`` installs
+    (see the module), or None when ``word`` is neither or names no valid project."""
+    name, at, url = word.partition("@")
+    if at and "://" in url and _PROJECT_NAME.match(name.strip().split("[")[0]):
+        return canonicalize_name(name.strip().split("[")[0])  # NAME[extra] @ URL: its name
+    if not _VCS_URL.match(word):
+        return None
+    location, _, fragment = word.partition("#")
+    fields = parse_qs(fragment)
+    egg = fields.get("egg", [""])[0].split("[")[0]
+    if egg:
+        name = egg
+    else:
+        subdirectory = fields.get("subdirectory", [""])[0].strip("/")
+        path = urlsplit(location.split("+", 1)[1]).path
+        last = (subdirectory or path.rstrip("/")).rsplit("/", 1)[-1]
+        name = last.split("@", 1)[0].removesuffix(".git")
+    return canonicalize_name(name) if _PROJECT_NAME.match(name) else None
+
+
+def _joined_direct_references(arguments: list[str]) -> list[str]:
+    """``arguments`` with an unquoted ``NAME @ URL`` (three words) as the one word it means."""
+    joined: list[str] = []
+    index = 0
+    while index < len(arguments):
+        if arguments[index + 1 : index + 2] == ["@"] and index + 2 < len(arguments):
+            joined.append(" ".join(arguments[index : index + 3]))
+            index += 3
+        else:
+            joined.append(arguments[index])
+            index += 1
+    return joined
 
 
 def ci_installs(mirror: Path, commit: str) -> CiInstalls:
@@ -137,8 +195,8 @@ def _pip_commands(commands: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
     for command in commands:
         for line in command.replace("\\\n", " ").splitlines():
             for part in _SEPARATORS.split(line):
-                try:
-                    words = shlex.split(part, comments=True)
+                try:  # a comment starts a word, as in sh (shlex's cuts one: ``#egg=``)
+                    words = shlex.split(_COMMENT.sub("", part))
                 except ValueError:
                     continue
                 found = _pip(words)

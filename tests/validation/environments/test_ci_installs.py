@@ -1,6 +1,6 @@
 """Install commands read from a project's CI files, and inference taking them."""
 
-from validation.environments.ci_installs import ci_installs, install_arguments
+from validation.environments.ci_installs import CiInstalls, ci_installs, install_arguments, url_name
 from validation.environments.inference import infer_spec
 
 SETUP_PY = 'from setuptools import setup\nsetup(name="m", extras_require={"gui": ["tk-extra"]})\n'
@@ -129,3 +129,40 @@ def test_an_uninstall_takes_back_what_its_own_job_installed(git_repo):
     found = ci_installs(git_repo.path, commit)
     assert found.lines == ["numpy", "charset-normalizer", "pillow"]  # pillow by the other job
     assert found.sources == [".github/workflows/pr-pytest.yml"]
+
+
+def test_vcs_and_direct_url_requirements_are_named_by_their_distribution():
+    assert url_name("git+https://github.com/pydicom/pydicom-data") == "pydicom-data"
+    assert url_name("git+https://github.com/acme/Some_Data.git@v1.0") == "some-data"  # ref
+    assert url_name("git+ssh://git@github.com/acme/thing.git") == "thing"  # user in netloc
+    assert url_name("git+https://github.com/o/r.git@main#egg=CharPyLS") == "charpyls"
+    assert url_name("hg+https://hg.example.org/x/repo#egg=Real.Name") == "real-name"
+    assert url_name("svn+svn://svn.example.org/proj/trunk") == "trunk"
+    assert url_name("bzr+https://bzr.example.org/proj/") == "proj"
+    assert url_name("git+https://github.com/o/mono#subdirectory=libs/inner") == "inner"
+    assert url_name("Named_Pkg[extra] @ git+https://github.com/o/other") == "named-pkg"
+    assert url_name("thing @ https://example.org/thing-1.0.tar.gz") == "thing"
+    # a URL that names no distribution, a path, a wheel file, a plain name: none of these
+    for word in ("https://example.org/a.zip", "./local", "dist/x-1.0-py3-none-any.whl",
+                 "numpy", "git+https://github.com/o/r#egg=not a name"):  # fmt: skip
+        assert url_name(word) is None, word
+
+
+def test_what_ci_installs_from_a_url_is_named_apart_with_the_url_as_evidence():
+    found = CiInstalls()
+    found.add(
+        "ci.yml",
+        [
+            "pip install -U numpy git+https://github.com/pydicom/pydicom-data  # data",
+            'pip install "pkg @ git+https://example.org/pkg" other @ git+https://e.org/o/x',
+            "pip install -e git+https://github.com/o/r#egg=gone && pip uninstall -y gone",
+            "pip install git+https://github.com/$OWNER/unknown",  # a variable: unknown
+        ],
+    )
+    assert found.lines == ["numpy"]  # none of them is a requirement by name
+    assert found.from_urls == {
+        "pydicom-data": "git+https://github.com/pydicom/pydicom-data",
+        "pkg": "pkg @ git+https://example.org/pkg",
+        "other": "other @ git+https://e.org/o/x",
+    }
+
