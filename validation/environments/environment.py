@@ -129,8 +129,9 @@ resolution: without the constraint an isolated (PEP 517) build would take the to
 release beside the era's other build tools (today's setuptools with a 2021 ``packaging``
 fails to build)."""
 LEFT_OUT = "swt-left-out.txt"
-"""In the venv: the optional additions (:func:`optional_additions`) that could not be installed
-beside the pinned stack, one name a line (empty when none was left out)."""
+"""In the venv: what of ``EnvironmentSpec.optional`` (the optional additions, the spec's
+``optional_packages``) could not be installed beside the pinned stack, one name a line (empty
+when none was left out)."""
 STACK = "swt-stack.txt"
 """In the venv: what the pinned stack installed (``name==version``), the optional additions'
 constraints."""
@@ -215,6 +216,10 @@ class EnvironmentSpec:
     # libraries (see validation/environments/reference.py), which PyPI's wheels bring their own
     # copies of as a rule
     image_packages: tuple[str, ...] = ()
+    # installed after the stack when they can be, left out and named otherwise (never failing
+    # the build): a spec's ``optional_packages`` (an inferred one's: what the project's CI
+    # installs from a VCS URL, by name), a plugin the touched tests' fixtures need
+    optional_packages: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.install not in ("project", "none"):
@@ -231,6 +236,7 @@ class EnvironmentSpec:
             ("pins_override", True),
             ("dated_tools", ()),
             ("image_packages", ()),
+            ("optional_packages", ()),
         ):
             if material[field] == unset:  # unset: the keys of other environments stay as they were
                 material.pop(field)
@@ -251,8 +257,17 @@ class EnvironmentSpec:
 
     @property
     def optional(self) -> tuple[str, ...]:
-        """The optional additions (:func:`optional_additions`)."""
-        return optional_additions(self)
+        """What is installed after the stack when it can be: the optional additions
+        (:func:`optional_additions`), then the ``optional_packages`` the stack's packages do
+        not name, each name once."""
+        chosen = list(optional_additions(self))
+        seen = _names(tuple(self.packages))
+        for text in self.optional_packages:
+            names = _names((text,))
+            if names and not names & seen:
+                chosen.append(text)
+                seen |= names
+        return tuple(chosen)
 
     def describe(self) -> dict[str, object]:
         """A JSON-able description (what run metadata and the environment's marker record)."""
@@ -334,7 +349,10 @@ def install_steps(
     and the build tools (:data:`BUILD_TOOLS`, never older than the Python); a pinned package's
     release is visible whatever its date. A project built without ``[build-system]`` that has
     ``setup_requires`` is installed in a second step, built in the environment (no isolation)
-    once the first has installed them with everything else.
+    once the first has installed them with everything else. What is optional
+    (``EnvironmentSpec.optional``) comes last, in a step that never fails
+    (:func:`_optional_step`); with pip only the spec's ``optional_packages`` get it (the
+    optional additions stay in the stack's resolution, as pip has no overrides to escape).
     """
     steps: list[InstallStep] = []
     image = (p for p in spec.image_packages if p not in spec.system_packages)
@@ -393,7 +411,10 @@ def install_steps(
     if dated:
         options += date_options(spec)
         pip = ("sh", "-c", UNDATED_RETRY, "swt-dated-install", *pip)
-    optional = spec.optional if installer == "uv" else ()
+    # with pip the optional additions stay in the stack's one resolution (no constraints from
+    # uv's overrides to escape); the spec's optional packages, named nowhere else, get the
+    # optional step with pip too: installed when they can be, else left out and named
+    optional = spec.optional if installer == "uv" else _not_in(spec.optional, spec.packages)
     packages = tuple(p for p in spec.packages if p not in optional)
     if legacy:  # built in the environment, its setup_requires (and setuptools' wheel) there
         builders = [*spec.setup_requires, *([] if "wheel" in _names(spec.packages) else ["wheel"])]
@@ -410,7 +431,7 @@ def install_steps(
         )
     if optional:
         constrained = (*_without_overrides(options), *tool_overrides)
-        steps.append(_optional_step(uv, python, venv, (*pip, *constrained), optional))
+        steps.append(_optional_step(uv, python, venv, (*pip, *constrained), optional, installer))
     if installer == "uv" and not _uv_compiles(spec.python):  # as pip: a file that does not
         compile_all = '"$0" -m compileall -q "$1" > /dev/null || true'  # compile is left as is
         steps.append(InstallStep("bytecode", ("sh", "-c", compile_all, python, f"{venv}/lib")))
@@ -422,13 +443,14 @@ set -f
 stack="$1/STACK" left="$1/LEFT_OUT" uv="$2" python="$3" packages="$4"
 shift 4
 : > "$left"
-freeze() { "$uv" pip list --python "$python" --format freeze > "$stack"; }
+freeze() { FREEZE > "$stack"; }
 freeze
-if "$@" --constraints "$stack" $packages; then exit 0; fi
+if "$@" CONSTRAINTS "$stack" $packages; then exit 0; fi
 for package in $packages; do
-  if "$@" --constraints "$stack" "$package"; then freeze; continue; fi
+  if "$@" CONSTRAINTS "$stack" "$package"; then freeze; continue; fi
   echo "$package" >> "$left"
-  echo "swt: left out $package: it cannot be installed beside the pinned stack"
+  echo "swt: left out $package: it cannot be installed beside the pinned stack" \
+    "(or the index has none)"
 done
 """
 """The optional additions' step: ``sh -c _OPTIONAL optional VENV UV PYTHON "PACKAGE…" PIP…``. All of
@@ -436,15 +458,34 @@ them in one resolution constrained by the stack as installed (the pins among it)
 that, one at a time, each constrained by the stack and the additions installed before it.
 What cannot be installed is left out, named in :data:`LEFT_OUT` and in the log; the step
 itself never fails. The packages are bare names (``name`` or ``name[extra]``: no space, no
-quote; ``set -f``: no glob)."""
+quote; ``set -f``: no glob). ``FREEZE`` and ``CONSTRAINTS`` are the installer's
+(:data:`_FREEZE`)."""
+_FREEZE = {
+    "uv": ('"$uv" pip list --python "$python" --format freeze', "--constraints"),
+    "pip": ('"$python" -m pip list --format freeze --disable-pip-version-check', "--constraint"),
+}
+"""Installer → how the optional step lists the stack (``name==version``, the project too) and
+names a constraints file."""
 
 
 def _optional_step(
-    uv: str, python: str, venv: str, pip: tuple[str, ...], optional: tuple[str, ...]
+    uv: str,
+    python: str,
+    venv: str,
+    pip: tuple[str, ...],
+    optional: tuple[str, ...],
+    installer: str = "uv",
 ) -> InstallStep:
+    freeze, constraints = _FREEZE[installer]
     script = _OPTIONAL.replace("STACK", STACK).replace("LEFT_OUT", LEFT_OUT)
+    script = script.replace("FREEZE", freeze).replace("CONSTRAINTS", constraints)
     argv = ("sh", "-c", script, "optional", venv, uv, python, " ".join(optional), *pip)
     return InstallStep("optional packages", argv)
+
+
+def _not_in(optional: tuple[str, ...], packages: tuple[str, ...]) -> tuple[str, ...]:
+    """The requirements of ``optional`` that are not among ``packages`` (as written)."""
+    return tuple(text for text in optional if text not in packages)
 
 
 def _without_overrides(options: tuple[str, ...]) -> tuple[str, ...]:

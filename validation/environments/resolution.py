@@ -220,6 +220,7 @@ def resolve(
         dated_tools=(
             declared_tools(mirror, setup_commit) if dated and settings.install == "project" else ()
         ),
+        optional_packages=tuple(settings.optional_packages),
     )
     return Resolution(
         spec=spec,

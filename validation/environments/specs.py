@@ -10,6 +10,7 @@ from typing import Any, Literal, get_args
 
 import tomli_w
 import tomllib
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -51,6 +52,12 @@ class Settings(_Model):
         default_factory=list, description="shell commands run before installing"
     )
     packages: list[str] = Field(default_factory=list, description="requirement strings; == pins")
+    optional_packages: list[str] = Field(
+        default_factory=list,
+        description="requirements without spaces or URLs, installed after the stack when they "
+        "can be (constrained by it), left out and named otherwise (never failing the "
+        "environment); an inferred spec's: what its CI installs from a VCS URL, by name",
+    )
     requirements: list[str] = Field(default_factory=list, description="files at the env commit")
     extras: list[str] = Field(default_factory=list, description="the project's extras to install")
     install: Literal["project", "none"] = Field(
@@ -99,6 +106,19 @@ class Settings(_Model):
         description="true: test runs may use the network (less reproducible: results then "
         "depend on what is online; for repositories whose maintainers accept that)",
     )
+
+    @field_validator("optional_packages")
+    @classmethod
+    def _plain_requirements(cls, value: list[str]) -> list[str]:
+        for text in value:  # each one word of the optional step's shell list
+            try:
+                requirement = Requirement(text)
+            except InvalidRequirement as error:
+                raise ValueError(f"not a requirement: {text!r} ({error})") from error
+            if requirement.url or any(c.isspace() or c in "'\"" for c in text):
+                raise ValueError(f"{text!r}: an optional package is a name with its bounds, "
+                                 "without spaces, quotes or a URL")  # fmt: skip
+        return value
 
     @field_validator("test_command")
     @classmethod

@@ -461,3 +461,88 @@ def test_an_optional_addition_that_cannot_coexist_with_the_pins_is_left_out(tmp_
     assert record["left_out"] == ["swt-fixture-needs-new"]
     log = (tmp_path / "envs" / f"{spec.key()}.build.log").read_text()
     assert "swt: left out swt-fixture-needs-new: it cannot be installed beside the pinned" in log
+
+
+def test_a_specs_optional_packages_come_after_the_stack_with_uv_and_with_pip():
+    """A spec's ``optional_packages`` (an inferred one's: what its CI installs from a VCS URL)
+    are optional whatever its pins: never in the stack's resolution, never twice, never one
+    the stack's packages name."""
+    spec = dataclasses.replace(
+        BASE,
+        packages=("numpy==1.23.0", "sparse"),
+        optional_packages=("some-data", "Sparse", "NumPy", "some_data", "charpyls"),
+    )
+    assert spec.optional == ("sparse", "some-data", "charpyls")
+    for installer in ("uv", "pip"):
+        steps = install_steps(spec, base_python="p", venv="/e", project_dir="/src",
+                              installer=installer)  # fmt: skip
+        (stack,) = [s.argv for s in steps if s.label == "dependencies"]
+        optional = steps[-1].argv
+        assert steps[-1].label == "optional packages"
+        assert not {"some-data", "charpyls"} & set(stack)
+        script = optional[2]
+        if installer == "uv":
+            assert optional[7] == "sparse some-data charpyls"
+            assert '"$uv" pip list --python "$python" --format freeze' in script
+            assert "--constraints" in script and "sparse" not in stack
+        else:  # pip: the optional additions stay in the stack, as before
+            assert optional[7] == "some-data charpyls" and "sparse" in stack
+            assert '"$python" -m pip list --format freeze' in script
+            assert '--constraint "$stack"' in script and "--constraints" not in script
+    # an inferred spec (no pins that override) gets the step for them alone
+    inferred = dataclasses.replace(spec, pins_override=False)
+    assert inferred.optional == ("some-data", "charpyls")
+    # unset, the keys of every other environment stay as they were
+    assert dataclasses.replace(BASE, optional_packages=()).key() == BASE.key()
+    assert spec.key() != dataclasses.replace(spec, optional_packages=("some-data",)).key()
+    assert "optional packages" not in [s.label for s in install_steps(
+        dataclasses.replace(BASE, packages=("pytest",)), base_python="p", venv="/e",
+        project_dir="/src")]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_an_optional_package_the_index_lacks_is_left_out_and_the_environment_builds(
+    tmp_path, installer
+):
+    """A local index (no network): CI installed ``swt-fixture-missing`` from a GitHub URL, and
+    no index has a distribution of that name; ``swt-fixture-fits`` is there. The environment
+    builds, with the one and without the other, which is named."""
+    bundled = sorted((Path(ensurepip.__file__).parent / "_bundled").glob("setuptools-*.whl"))
+    if not bundled:
+        pytest.skip("this Python bundles no setuptools wheel for the local index")
+    if installer == "uv" and find_uv() is None:
+        pytest.skip("uv is not installed")
+    index = tmp_path / "index"
+    index.mkdir()
+    shutil.copy(bundled[0], index)
+    write_wheel(index, "swt-fixture-base", "1.0")
+    write_wheel(index, "swt-fixture-fits", "1.0", ["swt-fixture-base"])
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    offline = (("UV_NO_INDEX", "1"), ("UV_FIND_LINKS", str(index)), ("PIP_NO_INDEX", "1"),
+               ("PIP_FIND_LINKS", str(index)))  # fmt: skip
+    spec = EnvironmentSpec(
+        python=here,
+        packages=("swt-fixture-base",),
+        optional_packages=("swt-fixture-missing", "swt-fixture-fits"),
+        pins_override=False,
+        env=offline,
+    )
+    environments = LocalEnvironments(
+        tmp_path / "envs", Interpreters(), installer=installer, sandbox="none"
+    )
+    venv = environments.python(spec)
+    listed = subprocess.run(
+        [str(venv), "-m", "pip", "list", "--format", "freeze"]
+        if installer == "pip"
+        else [find_uv(), "pip", "list", "--python", str(venv), "--format", "freeze"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert "swt-fixture-base==1.0" in listed and "swt-fixture-fits==1.0" in listed
+    assert not [line for line in listed if line.startswith("swt-fixture-missing")]
+    assert left_out(venv.parent.parent) == ("swt-fixture-missing",)
+    record = json.loads((venv.parent.parent / COMPLETE).read_text())
+    assert record["left_out"] == ["swt-fixture-missing"] and record["installer"] == installer
+    assert record["optional_packages"] == ["swt-fixture-missing", "swt-fixture-fits"]
+    log = (tmp_path / "envs" / f"{spec.key()}.build.log").read_text()
+    assert "swt: left out swt-fixture-missing: it cannot be installed beside the pinned" in log
