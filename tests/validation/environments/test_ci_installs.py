@@ -1,7 +1,10 @@
 """Install commands read from a project's CI files, and inference taking them."""
 
+from builder.core.config import ValidationConfig
+from tests.support.records import candidate
 from validation.environments.ci_installs import CiInstalls, ci_installs, install_arguments, url_name
 from validation.environments.inference import infer_spec
+from validation.environments.resolution import EnvironmentResolver
 
 SETUP_PY = 'from setuptools import setup\nsetup(name="m", extras_require={"gui": ["tk-extra"]})\n'
 
@@ -166,3 +169,47 @@ def test_what_ci_installs_from_a_url_is_named_apart_with_the_url_as_evidence():
         "other": "other @ git+https://e.org/o/x",
     }
 
+
+DATA_WORKFLOW = """\
+on: [push]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pip install pytest git+https://github.com/acme/some-data
+      - run: pip install git+https://github.com/acme/CharPyLS git+https://github.com/acme/m.git
+      - run: pip install git+https://github.com/acme/numpy@main
+      - run: pytest
+"""
+
+
+def test_an_inferred_spec_takes_what_ci_installs_from_urls_as_optional_packages(git_repo):
+    """pydicom's CI installs its test data from GitHub; the index has it under that name, and
+    without it the tests download it at run time (no network in runs)."""
+    setup = 'from setuptools import setup\nsetup(name="m", extras_require={"test": ["numpy"]})\n'
+    commit = git_repo.commit({"setup.py": setup, ".github/workflows/ci.yml": DATA_WORKFLOW})
+    spec = infer_spec("acme/m", git_repo.path, commit)
+    # numpy is required by name already; m is the project itself
+    assert spec.defaults.optional_packages == ["some-data", "charpyls"]
+    assert not {"some-data", "charpyls"} & set(spec.defaults.packages)
+    assert "numpy" in spec.defaults.packages
+    assert "optional, by name from the index: some-data, charpyls" in spec.note
+    # the spec file a maintainer reviews says so, and loads back
+    assert 'optional_packages = [\n    "some-data",' in spec.to_toml()
+    plain = infer_spec("acme/m", git_repo.path, git_repo.commit({".github/workflows/ci.yml": None}))
+    assert "optional_packages" not in plain.to_toml()
+
+
+def test_the_resolver_carries_them_into_the_environment_and_its_record(tmp_path, git_repo):
+    setup = "from setuptools import setup\nsetup(name='m', install_requires=[])\n"
+    commit = git_repo.commit({"setup.py": setup, ".github/workflows/ci.yml": DATA_WORKFLOW})
+    settings = ValidationConfig(bundled_specs=False, packages=["pytest"])
+    resolver = EnvironmentResolver(settings, tmp_path / "inferred", lambda: ["3.9"])
+    resolution = resolver.resolve(candidate(repo="acme/m", base_commit=commit), git_repo.path)
+    # numpy (from a URL too) is no requirement of this project: optional as well
+    names = ("some-data", "charpyls", "numpy")
+    assert resolution.spec.optional_packages == names
+    assert resolution.spec.optional == names
+    assert resolution.spec.describe()["optional_packages"] == names  # the environment's record
+    written = (tmp_path / "inferred" / "acme__m.toml").read_text()
+    assert 'optional_packages = [\n    "some-data",\n    "charpyls",\n    "numpy",\n]' in written
