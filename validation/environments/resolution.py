@@ -83,6 +83,8 @@ class Resolution:
     base_requirements: tuple[str, ...] = ()  # the base commit's, added to the spec's packages
     relaxed_pins: tuple[str, ...] = ()  # the project's exact pins made floors (``relax_pins``)
     services_source: str = ""  # "spec" or "inferred" when the runs start services
+    # optional plugins added for the fixtures the touched tests use, with the files using them
+    fixture_plugins: tuple[tuple[str, tuple[str, ...]], ...] = ()
     reference: ReferenceEnvironment | None = None  # the reference's own environment, if used
 
     def metadata(self) -> dict[str, str]:
@@ -90,8 +92,10 @@ class Resolution:
         added = {"base_requirements": json.dumps(list(self.base_requirements))}
         relaxed = {"relaxed_pins": json.dumps(list(self.relaxed_pins))}
         started = {"services": ",".join(self.spec.services), "services_from": self.services_source}
+        plugins = {"fixture_plugins": json.dumps({p: list(f) for p, f in self.fixture_plugins})}
         return {
             **(added if self.base_requirements else {}),
+            **(plugins if self.fixture_plugins else {}),
             **(relaxed if self.relaxed_pins else {}),
             **(started if self.spec.services else {}),
             **(self.reference.metadata() if self.reference else {}),
@@ -436,6 +440,7 @@ class EnvironmentResolver:
             python=reference.python if reference else None,
         )
         resolution = self._with_services(resolution, repo_spec, record, mirror)
+        resolution = _with_fixture_plugins(resolution, record, mirror)
         if reference is not None:
             return with_reference(resolution, reference)
         added = base_requirements.unmet(resolution.spec, mirror, record.base_commit)
@@ -504,6 +509,23 @@ class EnvironmentResolver:
             version=VersionSection(setup_commits={v: versions[v] for v in ordered}),
             environments=entries,
         )
+
+
+def _with_fixture_plugins(resolution: Resolution, record: Candidate, mirror: Path) -> Resolution:
+    """The resolution with the pytest plugins whose fixtures the touched tests use
+    (``services.fixture_plugins``: pytest-httpbin's ``httpbin``) among its optional packages,
+    those its packages do not name already: installed when they can be, left out and named
+    otherwise (never failing the environment), recorded in run metadata with the files."""
+    files = services.patched_files(record.test_patch)
+    found = services.fixture_plugins(mirror, record.base_commit, record.test_patch, files)
+    spec = resolution.spec
+    named = {_name(package) for package in (*spec.packages, *spec.optional_packages)}
+    wanted = tuple((plugin, where) for plugin, where in found.items() if plugin not in named)
+    if not wanted:
+        return resolution
+    optional = (*spec.optional_packages, *(plugin for plugin, _ in wanted))
+    spec = dataclasses.replace(spec, optional_packages=optional)
+    return dataclasses.replace(resolution, spec=spec, fixture_plugins=wanted)
 
 
 def with_reference(resolution: Resolution, reference: ReferenceEnvironment) -> Resolution:

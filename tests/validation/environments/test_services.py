@@ -3,6 +3,7 @@ its own loopback (the network stays off), their variable exported, stopped after
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -138,3 +139,86 @@ def test_the_resolver_turns_them_on_from_the_tests_or_the_spec(tmp_path, git_rep
     assert resolved(test_patch, "services = []\n").spec.services == ()  # turned off
     # the services are no part of what is built: only their package is
     assert inferred.spec.key() != none.spec.key()
+
+
+WRAPPING_CONFTEST = textwrap.dedent(
+    """
+    import pytest
+
+    @pytest.fixture
+    def httpbin(httpbin):
+        return httpbin.url + "/"
+    """
+)
+"""requests' conftest.py: its own ``httpbin`` wraps pytest-httpbin's."""
+
+
+def test_fixture_plugins_from_the_tests_and_the_conftests_above_them(git_repo):
+    base = git_repo.commit(
+        {
+            "tests/conftest.py": WRAPPING_CONFTEST,
+            "tests/unit/test_a.py": "def test_a(httpbin):\n    pass\n",
+            "other/conftest.py": "import pytest\n\n@pytest.fixture\ndef httpbin():\n"
+            "    return 'own'\n",
+            "other/test_b.py": "def test_b(httpbin):\n    pass\n",
+            "plain/test_c.py": "def test_c(tmp_path):\n    pass\n",
+        }
+    )
+    # the conftest above a touched file uses the plugin's fixture, wrapping it
+    assert services.fixture_plugins(git_repo.path, base, "", ["tests/unit/test_a.py"]) == {
+        "pytest-httpbin": ("tests/conftest.py", "tests/unit/test_a.py")
+    }
+    # a fixture of that name the project defines itself is its own
+    assert services.fixture_plugins(git_repo.path, base, "", ["other/test_b.py"]) == {}
+    assert services.fixture_plugins(git_repo.path, base, "", ["plain/test_c.py"]) == {}
+    # what the test patch adds: a marker on a class, a fixture as a parameter over two lines
+    marked = git_repo.diff(
+        {
+            "plain/test_c.py": "import pytest\n\n@pytest.mark.usefixtures('httpbin_secure')\n"
+            "class TestC:\n    def test_c(self):\n        pass\n",
+            "plain/test_d.py": "def test_d(\n    tmp_path,\n    httpbin_both,\n):\n    pass\n",
+        }
+    )
+    files = services.patched_files(marked)
+    assert services.fixture_plugins(git_repo.path, base, marked, files) == {
+        "pytest-httpbin": ("plain/test_c.py", "plain/test_d.py")
+    }
+
+
+def test_the_resolver_adds_pytest_httpbin_as_an_optional_package(tmp_path, git_repo):
+    """Tests that take pytest-httpbin's fixtures get the plugin, optional (left out and named
+    when it cannot be installed), and the run's metadata says which files asked for it."""
+    setup = "from setuptools import setup\nsetup(name='widget', install_requires=[])\n"
+    base = git_repo.commit({"setup.py": setup, "tests/conftest.py": WRAPPING_CONFTEST,
+                            "tests/test_widget.py": "def test_old():\n    pass\n"})  # fmt: skip
+    uses = git_repo.diff({"tests/test_widget.py": "def test_get(httpbin):\n    pass\n"})
+    other = git_repo.diff({"setup.py": setup + "# changed\n"})
+
+    def resolved(patch, spec_text=None):
+        spec_files = []
+        if spec_text is not None:
+            spec_file = tmp_path / "acme__w.toml"
+            spec_file.write_text(f'repo = "acme/w"\n[defaults]\npython = "3.9"\n{spec_text}')
+            spec_files = [str(spec_file)]
+        settings = ValidationConfig(bundled_specs=False, packages=["pytest"], spec_files=spec_files)
+        resolver = EnvironmentResolver(settings, tmp_path / "inferred", lambda: ["3.9"])
+        record = candidate(repo="acme/w", base_commit=base, test_patch=patch)
+        return resolver.resolve(record, git_repo.path)
+
+    inferred = resolved(uses)
+    assert inferred.spec.optional_packages == ("pytest-httpbin",)
+    assert "pytest-httpbin" in inferred.spec.optional
+    assert not [p for p in inferred.spec.packages if "httpbin" in p]
+    assert inferred.spec.services == ()  # the plugin serves it: no shim, no HTTPBIN_URL
+    assert json.loads(inferred.metadata()["fixture_plugins"]) == {
+        "pytest-httpbin": ["tests/conftest.py", "tests/test_widget.py"]
+    }
+    # no touched test file: nothing added, nothing recorded
+    none = resolved(other)
+    assert none.spec.optional_packages == () and "fixture_plugins" not in none.metadata()
+    # a spec that names the plugin already keeps its own (in the stack or optional)
+    for named in ('packages = ["pytest-httpbin==1.0.0"]', 'optional_packages = ["pytest_httpbin"]'):
+        own = resolved(uses, named + "\n")
+        assert "fixture_plugins" not in own.metadata()
+        assert own.spec.optional_packages in ((), ("pytest_httpbin",))
+    assert inferred.spec.key() != none.spec.key()  # what is installed differs
