@@ -449,8 +449,7 @@ if "$@" CONSTRAINTS "$stack" $packages; then exit 0; fi
 for package in $packages; do
   if "$@" CONSTRAINTS "$stack" "$package"; then freeze; continue; fi
   echo "$package" >> "$left"
-  echo "swt: left out $package: it cannot be installed beside the pinned stack" \
-    "(or the index has none)"
+  echo "swt: left out $package: it cannot be installed beside the pinned stack"
 done
 """
 """The optional additions' step: ``sh -c _OPTIONAL optional VENV UV PYTHON "PACKAGE…" PIP…``. All of
@@ -465,7 +464,8 @@ _FREEZE = {
     "pip": ('"$python" -m pip list --format freeze --disable-pip-version-check', "--constraint"),
 }
 """Installer → how the optional step lists the stack (``name==version``, the project too) and
-names a constraints file."""
+names a constraints file. uv's make the script the very one of before pip had the step: a
+Docker image's hash holds its steps, and those already built stay valid."""
 
 
 def _optional_step(
