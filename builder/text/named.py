@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 
 from builder.text.construction import is_test_path
@@ -124,8 +124,16 @@ SIZE_WEIGHT = 4.0
 before: a large file spends the budget of several smaller ones that BM25 ranks close by."""
 
 
-RULES_VERSION = 2
-"""Raised whenever the rules of ``NameIndex.named`` or ``issue_first`` change."""
+TITLE_WEIGHT = 1.0
+"""The weight of the hits of the issue's title beside the whole issue's (1.0) in
+``fused_hits``."""
+FUSION_K = 10
+"""Reciprocal rank fusion's constant: a file's share of a list is ``weight / (FUSION_K +
+place)``, so the first places of either list count most."""
+
+RULES_VERSION = 3
+"""Raised whenever the rules of ``NameIndex.named``, ``fused_hits`` or ``issue_first``
+change. 3: BM25's hits are the issue's fused with its title's."""
 
 
 def rules() -> dict[str, object]:
@@ -133,7 +141,26 @@ def rules() -> dict[str, object]:
     version of its rules and its constants."""
     return {"version": RULES_VERSION, "identifier_files": IDENTIFIER_FILES,
             "bm25_hits": BM25_HITS, "size_weight": SIZE_WEIGHT,
+            "title_weight": TITLE_WEIGHT, "fusion_k": FUSION_K,
             "auxiliary_dirs": sorted(AUXILIARY_DIRS)}  # fmt: skip
+
+
+def title(issue: str) -> str:
+    """The issue's first non-empty line: its title, as SWE-bench's problem statements begin."""
+    return next((line.strip() for line in issue.splitlines() if line.strip()), "")
+
+
+def fused_hits(search: Callable[[str], list[str]], issue: str) -> list[str]:
+    """BM25's hits for the whole issue fused with those for its title alone (reciprocal rank
+    fusion: each file scores ``weight / (FUSION_K + place)`` in each list, the issue's weight
+    1, the title's TITLE_WEIGHT; equal scores in path order). A long issue's template, program
+    and traceback outweigh the few words that say what is wrong; the title is those words.
+    ``search`` gives a query's hits, best first (``Bm25Index.hits``)."""
+    scores: dict[str, float] = {}
+    for query, weight in ((issue, 1.0), (title(issue), TITLE_WEIGHT)):
+        for place, path in enumerate(search(query) if query else []):
+            scores[path] = scores.get(path, 0.0) + weight / (FUSION_K + place)
+    return sorted(scores, key=lambda path: (-scores[path], path))
 
 
 def is_package_code(path: str) -> bool:

@@ -20,7 +20,7 @@ from builder.text import context, named, prompts, retrieval
 from builder.text.construction import CONSTRUCTIONS, Construction, is_root_readme
 from builder.text.errors import TextError
 from builder.text.files import SourceFile, Tree, read_tree
-from builder.text.named import NameIndex, issue_first
+from builder.text.named import NameIndex, fused_hits, issue_first
 from builder.text.tokens import token_counter
 
 STAGE = "text"
@@ -154,7 +154,8 @@ def _ranked(instance: TextInput, snapshot: _Snapshot, settings: TextSettings) ->
         return snapshot.index(construction).rank(issue)
     if settings.retrieval == "issue+bm25":
         files_named = snapshot.names(construction).named(issue)
-        return issue_first(files_named, snapshot.index(construction).hits(issue), snapshot.texts)
+        hits = fused_hits(snapshot.index(construction).hits, issue)
+        return issue_first(files_named, hits, snapshot.texts)
     with_tests = settings.retrieval == "oracle+tests"
     return retrieval.oracle(instance.patch, instance.test_patch, with_tests)
 

@@ -6,8 +6,10 @@ from builder.text.named import (
     IDENTIFIER_FILES,
     SIZE_WEIGHT,
     NameIndex,
+    fused_hits,
     is_package_code,
     issue_first,
+    title,
 )
 
 FILES = [
@@ -99,3 +101,30 @@ def test_the_issue_aware_ranking_looks_past_the_construction_s_top_20():
     ranked = [f"pkg/m{n:03}.py" for n in range(BM25_HITS + 10)]
     texts = _texts({path: 1000 for path in ranked})
     assert issue_first([], ranked, texts) == ranked[:BM25_HITS]
+
+
+def test_bm25_s_hits_are_the_issue_s_fused_with_its_title_s():
+    """A long issue's template outweighs its title in one query; fused, the file the title
+    is about comes first. Real BM25 (SWE-bench's construction) over small files."""
+    from builder.text.construction import SWE_BENCH
+    from builder.text.retrieval import Bm25Index
+
+    files = [
+        SourceFile("pkg/mock.py", "def mock_module():\n    # mocked imports of autodoc\n"),
+        SourceFile("pkg/app.py", "# the application: build, extensions, version, python\n" * 3),
+        SourceFile("pkg/cli.py", "# quickstart: build, extensions, version, python, os\n"),
+    ]
+    index = Bm25Index(files, SWE_BENCH)
+    issue = (
+        "Mocked base classes are documented wrong\n\n"
+        + "Environment: OS linux, python version 3.9, build with extensions, version 4.2.\n" * 3
+    )
+    assert index.hits(issue)[-1] == "pkg/mock.py"  # the template's words win alone
+    assert title(issue) == "Mocked base classes are documented wrong"
+    fused = fused_hits(index.hits, issue)
+    assert fused[0] == "pkg/mock.py" and set(fused) == set(index.hits(issue))
+    # reciprocal rank fusion: a file first in one list and absent from the other scores 1/K
+    lists = {"issue": ["a.py", "b.py", "c.py"], "title": ["c.py"]}
+    fused = fused_hits(lambda query: lists["title" if query == "title" else "issue"], "title\nx")
+    assert fused == ["c.py", "a.py", "b.py"]
+    assert fused_hits(index.hits, "") == [] and title("\n\n  \n") == ""
