@@ -276,3 +276,29 @@ def test_docker_settings_reach_the_validation_backend(tmp_path):
     assert stage.backend.name == "docker"
     assert stage.backend.settings.memory == "1g" and stage.backend.settings.pids_limit == 64
     assert "mine:3.9" in stage.fingerprint()["backend"]["base_images"]
+
+
+def test_a_system_package_the_machine_lacks_is_an_infra_error(tmp_path, work_dir):
+    """The local backend does not install system packages: one its spec names and the machine
+    lacks is the machine's fault, never a verdict on the instance (not stored; a machine with
+    it validates the instance)."""
+    repo = GitRepo(tmp_path / "r")
+    base = repo.commit({"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS})
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "fixture__system.toml").write_text(
+        'repo = "fixture/system"\n[defaults]\npackages = ["pytest"]\n'
+        'system_packages = ["no-such-package-swt"]\n'
+    )
+    record = swe_record(
+        "fixture/system", 1, base, repo.diff({"pkg/__init__.py": FIXED}),
+        repo.diff({"tests/test_pkg.py": ADD_TEST}),
+    )  # fmt: skip
+    settings = ValidationConfig(
+        backend="local", repetitions=1, coverage=False, spec_dirs=[str(specs)], dated=False
+    )
+    stage = ValidateStage(settings, work_dir, {"fixture/system": str(repo.path)})
+    outcome = stage.process(to_candidate(record))
+    assert outcome.verdict.reason is DropReason.INFRA_ERROR
+    assert outcome.verdict.evidence["fault"] == "system_packages"
+    assert "no-such-package-swt" in outcome.verdict.evidence["error"]

@@ -22,6 +22,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from builder.core.errors import SwtError
+from builder.core.faults import InfrastructureError
 from builder.core.files import atomic_write_text, canonical_json
 from builder.core.repos import file_lock, worktree
 from validation.environments import index_proxy, sandbox_root, sandbox_user
@@ -163,6 +164,13 @@ class EnvironmentBuildError(SwtError, RuntimeError):
         self.log_path = log_path
 
 
+def _lacking(message: str, fault: str, log_path: Path) -> InfrastructureError:
+    """What this machine lacks to build an environment (uv, the Python, a system package the
+    local backend does not install): a fault of the machine, never a verdict on the instance
+    (``infra_error``, not stored: a machine that has it tries the instance again)."""
+    return InfrastructureError(f"{message} (log: {log_path})", fault=fault, log=str(log_path))
+
+
 _NOT_BUILT = ("label", "runner", "test_command", "services")
 """EnvironmentSpec fields that do not define what is built (left out of its key)."""
 
@@ -216,6 +224,11 @@ class EnvironmentSpec:
     # libraries (see validation/environments/reference.py), which PyPI's wheels bring their own
     # copies of as a rule
     image_packages: tuple[str, ...] = ()
+    # pinned build tools kept out of the build constraints: the project's own
+    # ``[build-system] requires`` excludes the pinned version (a reference's setuptools 41.6
+    # beside pylint's ``setuptools>=66.1``), and its isolated build takes what it declares, as
+    # pip's did when the reference installed the project (see ``resolution.free_build_tools``)
+    free_build_tools: tuple[str, ...] = ()
     # installed after the stack when they can be, left out and named otherwise (never failing
     # the build): a spec's ``optional_packages`` (an inferred one's: what the project's CI
     # installs from a VCS URL, by name), a plugin the touched tests' fixtures need
@@ -237,6 +250,7 @@ class EnvironmentSpec:
             ("dated_tools", ()),
             ("image_packages", ()),
             ("optional_packages", ()),
+            ("free_build_tools", ()),
         ):
             if material[field] == unset:  # unset: the keys of other environments stay as they were
                 material.pop(field)
@@ -403,6 +417,7 @@ def install_steps(
     if installer == "uv" and spec.pins:
         tools = [pin for pin in spec.pins if _names((pin,)) & set(BUILD_TOOLS)]
         tools = [pin for pin in tools if not _builds_nothing(pin)]
+        tools = [pin for pin in tools if not _names((pin,)) & set(spec.free_build_tools)]
         if tools:  # overrides do not reach isolated builds: the pinned tool must, as built
             constraints = f"{venv}/{BUILD_CONSTRAINTS}"
             steps.append(InstallStep("build constraints", ("sh", "-c", write, constraints, *tools)))
@@ -674,18 +689,20 @@ class LocalEnvironments:
         uv = find_uv()
         installer = self.installer if self.installer != "auto" else ("uv" if uv else "pip")
         if installer == "uv" and uv is None:
-            raise EnvironmentBuildError("installer uv requested but uv is not installed", log_path)
+            log_path.write_text("uv not found\n")
+            raise _lacking("installer uv requested but uv is not installed", "installer", log_path)
         base = self.interpreters.find(spec.python)
         if base is None:
             known = ", ".join(sorted(self.interpreters.available())) or "none"
             log_path.write_text(f"no Python {spec.python} found (found: {known})\n")
-            raise EnvironmentBuildError(f"no Python {spec.python} interpreter found", log_path)
+            raise _lacking(f"no Python {spec.python} interpreter found", "interpreter", log_path)
         missing = _missing_system_packages(spec.system_packages)
         if missing:
             log_path.write_text(f"missing system packages: {' '.join(missing)}\n")
-            raise EnvironmentBuildError(
+            raise _lacking(
                 f"system packages not installed (the local backend does not install them): "
                 f"{', '.join(missing)}",
+                "system_packages",
                 log_path,
             )
         checkout = self.root / f"{spec.key()}.project"

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import tomllib
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -20,6 +21,7 @@ from builder.core.config import PythonChoice, ValidationConfig
 from builder.core.records import Candidate
 from validation.environments import base_requirements, generated, services
 from validation.environments.environment import (
+    BUILD_TOOLS,
     KEY_VERSION,
     TOOL_DEPENDENCIES,
     EnvironmentSpec,
@@ -56,15 +58,22 @@ from validation.environments.specs import (
     VersionSection,
     write_spec,
 )
-from validation.environments.versioning import commit_date, detect_version, version_tag_commit
+from validation.environments.versioning import (
+    commit_date,
+    detect_version,
+    show,
+    version_tag_commit,
+)
 
-RESOLUTION_VERSION = 5
+RESOLUTION_VERSION = 6
 """Bump when :func:`resolve` chooses differently (a Python, a date): validation results are
 recomputed, and only the environments whose spec changed are rebuilt (their keys change).
 2: a Python the project's CI tested keeps the environment's own date. 3: an inferred spec's
 pins are requirements, not overrides. 4: only once its first maintenance release is out.
 5: the median tested Python by default; an inferred spec's exact pins are floors on a Python
-its CI did not test."""
+its CI did not test. 6: a pinned build tool the project's own build excludes is no build
+constraint (``free_build_tools``); what the machine lacks to build is its fault, not a
+verdict (results stored as ``environment_failed`` for it are recomputed)."""
 INFERRED = "inferred"
 """The ``spec_source`` of a spec inferred from the project's files."""
 
@@ -93,9 +102,11 @@ class Resolution:
         relaxed = {"relaxed_pins": json.dumps(list(self.relaxed_pins))}
         started = {"services": ",".join(self.spec.services), "services_from": self.services_source}
         plugins = {"fixture_plugins": json.dumps({p: list(f) for p, f in self.fixture_plugins})}
+        freed = {"free_build_tools": json.dumps(list(self.spec.free_build_tools))}
         return {
             **(added if self.base_requirements else {}),
             **(plugins if self.fixture_plugins else {}),
+            **(freed if self.spec.free_build_tools else {}),
             **(relaxed if self.relaxed_pins else {}),
             **(started if self.spec.services else {}),
             **(self.reference.metadata() if self.reference else {}),
@@ -442,13 +453,13 @@ class EnvironmentResolver:
         resolution = self._with_services(resolution, repo_spec, record, mirror)
         resolution = _with_fixture_plugins(resolution, record, mirror)
         if reference is not None:
-            return with_reference(resolution, reference)
+            return free_build_tools(with_reference(resolution, reference), mirror)
         added = base_requirements.unmet(resolution.spec, mirror, record.base_commit)
-        if not added:
-            return resolution
-        # the base commit's own requirements hold in its runs (see base_requirements)
-        spec = dataclasses.replace(resolution.spec, packages=(*resolution.spec.packages, *added))
-        return dataclasses.replace(resolution, spec=spec, base_requirements=added)
+        if added:  # the base commit's own requirements hold in its runs (see base_requirements)
+            packages = (*resolution.spec.packages, *added)
+            spec = dataclasses.replace(resolution.spec, packages=packages)
+            resolution = dataclasses.replace(resolution, spec=spec, base_requirements=added)
+        return free_build_tools(resolution, mirror)
 
     def _with_services(
         self, resolution: Resolution, repo_spec: RepoSpec, record: Candidate, mirror: Path
@@ -526,6 +537,48 @@ def _with_fixture_plugins(resolution: Resolution, record: Candidate, mirror: Pat
     optional = (*spec.optional_packages, *(plugin for plugin, _ in wanted))
     spec = dataclasses.replace(spec, optional_packages=optional)
     return dataclasses.replace(resolution, spec=spec, fixture_plugins=wanted)
+
+
+def free_build_tools(resolution: Resolution, mirror: Path) -> Resolution:
+    """The resolution with the pinned build tools (``BUILD_TOOLS``) whose pinned version the
+    project's own ``[build-system] requires`` excludes, at the environment commit, kept out of
+    the build constraints (``EnvironmentSpec.free_build_tools``): a pinned tool reaches every
+    isolated build as a constraint, and the project's own build, which asks for another
+    version, then cannot be made at all (pylint 2.15 requires ``setuptools>=66.1``, its
+    reference environment pins setuptools 41.6.0; SWE-bench's pip built it in isolation with
+    what it declared). The other builds take the tool as of the environment's date."""
+    spec = resolution.spec
+    if spec.project is None or not spec.project_commit or not spec.pins:
+        return resolution
+    declared = _build_requires(show(mirror, spec.project_commit, "pyproject.toml"))
+    freed = []
+    for pin in spec.pins:
+        requirement = Requirement(pin)
+        name = canonicalize_name(requirement.name)
+        wanted = declared.get(name)
+        version = next(iter(requirement.specifier)).version
+        if name in BUILD_TOOLS and wanted is not None and not wanted.contains(version, True):
+            freed.append(name)
+    if not freed:
+        return resolution
+    spec = dataclasses.replace(spec, free_build_tools=tuple(sorted(freed)))
+    return dataclasses.replace(resolution, spec=spec)
+
+
+def _build_requires(text: str | None) -> dict[str, SpecifierSet]:
+    """Name → specifier of a ``pyproject.toml``'s ``[build-system] requires`` (none: {})."""
+    try:
+        requires = tomllib.loads(text or "").get("build-system", {}).get("requires", [])
+    except tomllib.TOMLDecodeError:
+        return {}
+    found: dict[str, SpecifierSet] = {}
+    for text_requirement in requires if isinstance(requires, list) else []:
+        try:
+            requirement = Requirement(str(text_requirement))
+        except InvalidRequirement:
+            continue
+        found[canonicalize_name(requirement.name)] = requirement.specifier
+    return found
 
 
 def with_reference(resolution: Resolution, reference: ReferenceEnvironment) -> Resolution:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from builder.core.faults import InfrastructureError
 from validation.environments.environment import (
     COMPLETE,
     EnvironmentBuildError,
@@ -163,10 +164,14 @@ def test_failed_build_raises_with_log_and_missing_python_is_named(tmp_path):
     with pytest.raises(EnvironmentBuildError) as error:
         environments.python(bad)
     assert error.value.log_path.is_file() and "dependencies" in str(error.value)
-    with pytest.raises(EnvironmentBuildError, match="no Python 3.1 interpreter"):
+    # what the machine lacks is its fault (infra_error), never a verdict on the instance
+    with pytest.raises(InfrastructureError, match="no Python 3.1 interpreter") as lacking:
         environments.python(EnvironmentSpec(python="3.1"))
-    with pytest.raises(EnvironmentBuildError, match="system packages not installed"):
+    assert lacking.value.fault == "interpreter" and Path(lacking.value.log).is_file()
+    with pytest.raises(InfrastructureError, match="system packages not installed") as lacking:
         environments.python(EnvironmentSpec(python=HERE, system_packages=("no-such-package-swt",)))
+    assert lacking.value.fault == "system_packages"
+    assert "no-such-package-swt" in Path(lacking.value.log).read_text()
 
 
 @pytest.mark.slow

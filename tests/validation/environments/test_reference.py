@@ -212,3 +212,37 @@ def test_image_packages_go_into_the_image_and_are_not_required_locally(tmp_path)
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert out.strip() == "2.0.0"
+
+
+def test_a_pinned_build_tool_the_project_s_own_build_excludes_is_no_build_constraint(
+    tmp_path, git_repo
+):
+    """The reference pins setuptools 75.1.0 (conda) and wheel 0.44.0; the project's own
+    ``[build-system] requires`` asks for ``setuptools<70``: as a build constraint the pin
+    would make the project's isolated build impossible, so setuptools is left out of the
+    constraints (the project's build takes what it declares) and wheel stays in them."""
+    base = git_repo.commit(
+        {
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools>=60,<70", "wheel"]\n',
+            "setup.py": "setup(name='widgets', version='1.0')\n",
+        }
+    )
+    export = EXPORT.replace("  - pip:\n", "  - wheel=0.44.0=py39h06a4308_0\n  - pip:\n")
+    files = tmp_path / "files"
+    _write(files, "acme__widgets/7/environment.yml", export)
+    settings = ValidationConfig(bundled_specs=False, reference_environments=str(files))
+    resolver = EnvironmentResolver(settings, tmp_path / "inferred", lambda: AVAILABLE)
+    record = candidate(instance_id="acme__widgets-7", repo="acme/widgets", base_commit=base)
+    resolution = resolver.resolve(record, git_repo.path)
+    spec = resolution.spec
+    assert "setuptools==75.1.0" in spec.pins and "wheel==0.44.0" in spec.pins
+    assert spec.free_build_tools == ("setuptools",)
+    assert resolution.metadata()["free_build_tools"] == '["setuptools"]'
+    steps = install_steps(spec, base_python="python", venv="/v", project_dir="/p")
+    (constraints,) = [step for step in steps if step.label == "build constraints"]
+    assert constraints.argv[4:] == ("pip==24.2", "wheel==0.44.0")  # setuptools left out
+    # a project whose build accepts the pin keeps it a constraint, and its key as before
+    later = git_repo.commit({"pyproject.toml": '[build-system]\nrequires = ["setuptools>=60"]\n'})
+    accepted = resolver.resolve(record.model_copy(update={"base_commit": later}), git_repo.path)
+    assert accepted.spec.free_build_tools == () and "free_build_tools" not in accepted.metadata()
+    assert accepted.spec.key() != spec.key()
