@@ -23,9 +23,10 @@ from validation.environments.runner_inference import own_runner, pytest_facts
 from validation.environments.specs import Entry, RepoSpec, Settings
 from validation.environments.versioning import package_name, show
 
-INFERENCE_VERSION = 6
+INFERENCE_VERSION = 7
 """Bump when inference reads repositories differently: validation results are recomputed.
-6: what CI installs from a VCS URL is an optional package, by name."""
+6: what CI installs from a VCS URL is an optional package, by name. 7: what a requirement
+file installs from a URL too."""
 
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 """Extras that carry test dependencies, in order of preference."""
@@ -234,11 +235,11 @@ def infer_spec(
     ``extras`` first), tox's ``deps`` with the requirement files they include, else the
     repository's test requirement files, what its CI's install steps install (see
     ``ci_installs``: packages, requirement files, the project's extras), and the plugins its
-    pytest configuration needs. What the CI installs from a VCS URL (``pip install
-    git+https://github.com/pydicom/pydicom-data``) is taken by name from the index as an
-    optional package (``optional_packages``: left out and named when the index has no such
-    distribution or it does not fit), unless the spec requires that name already; a name only
-    the project's own CI files give, nothing else. The
+    pytest configuration needs. What the CI or a requirement file it reads installs from a
+    VCS URL (``pip install git+https://github.com/pydicom/pydicom-data``) is taken by name
+    from the index as an optional package (``optional_packages``: left out and named when the
+    index has no such distribution or it does not fit), unless the spec requires that name
+    already; only names the project's own files give, nothing else. The
     runner is the repository's own (Django's ``tests/runtests.py``, a ``bin/test``), else
     pytest when tox, the configuration or the dependencies name it, else unittest. Python is
     left to resolution (see ``project_pythons``); everything unpinned is resolved dated.
@@ -298,12 +299,12 @@ def infer_spec(
     kept.pop(canonicalize_name(own), None)  # the project installs itself (pytest's own tests)
     optional = [
         name
-        for name in ci.from_urls
+        for name in {**ci.from_urls, **requirements.from_urls}
         if name not in kept and name != canonicalize_name(own) and not NOT_FOR_TESTS.match(name)
     ]
     if optional:
-        found.append(f"optional, by name from the index: {', '.join(optional)} (CI installs "
-                     "them from VCS URLs)")  # fmt: skip
+        found.append(f"optional, by name from the index: {', '.join(optional)} (CI or a "
+                     "requirement file installs them from a URL)")  # fmt: skip
     requires = requires_python_at(mirror, commit)
     tested = sorted(
         {p.version for p in project_pythons(mirror, commit) if p.source != "classifiers"},

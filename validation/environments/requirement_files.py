@@ -12,6 +12,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from builder.core.gitutil import git
+from validation.environments.ci_installs import url_name
 from validation.environments.versioning import show
 
 _REQ_FILE = re.compile(r"(^|/)(requirements|reqs)[^/]*\.txt$|(^|/)[^/]*requirements[^/]*\.txt$")
@@ -61,6 +62,9 @@ class Requirements:
     packages: list[str] = dataclasses.field(default_factory=list)
     constraints: dict[str, str] = dataclasses.field(default_factory=dict)
     files: list[str] = dataclasses.field(default_factory=list)
+    # what a file installs from a VCS URL or ``NAME @ URL`` (``-e`` or not): canonical name →
+    # the line, taken as an optional package by inference (see ``ci_installs.url_name``)
+    from_urls: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def read(self, path: str, constraint: bool = False) -> bool:
         """Add the file's requirements (or constraints); False when it is not there or not
@@ -81,6 +85,8 @@ class Requirements:
             if include:
                 target = posixpath.join(folder, include.group(2).strip())
                 self.read(target, constraint or include.group(1) in ("-c", "--constraint"))
+            elif _from_url(line) is not None and not constraint:
+                self.from_urls.setdefault(_from_url(line) or "", line)
             elif line.startswith("-"):
                 continue
             elif constraint:
@@ -91,6 +97,13 @@ class Requirements:
                 self.constraints.setdefault(canonicalize_name(pinned.name), str(pinned))
             else:
                 self.packages.append(line)
+
+
+def _from_url(line: str) -> str | None:
+    """The distribution a requirement line installs from a URL (``-e git+…#egg=NAME``,
+    ``git+https://…/NAME``, ``NAME @ URL``), or None for any other line."""
+    target = line.split(None, 1)[1] if line.startswith(("-e ", "--editable ")) else line
+    return url_name(target.strip())
 
 
 def inside_repo(path: str) -> str | None:

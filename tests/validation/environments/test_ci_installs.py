@@ -213,3 +213,29 @@ def test_the_resolver_carries_them_into_the_environment_and_its_record(tmp_path,
     assert resolution.spec.describe()["optional_packages"] == names  # the environment's record
     written = (tmp_path / "inferred" / "acme__m.toml").read_text()
     assert 'optional_packages = [\n    "some-data",\n    "charpyls",\n    "numpy",\n]' in written
+
+
+def test_a_requirement_file_s_url_lines_are_optional_packages_too(git_repo):
+    """A test requirements file may install from a URL as a CI step does (``-e git+…#egg=``,
+    a bare VCS URL, ``NAME @ URL``): each becomes an optional package by name; a constraint
+    file's URL lines and a local path name nothing."""
+    requirements = (
+        "pytest\n"
+        "-e git+https://github.com/acme/fixtures.git@v1#egg=acme-fixtures\n"
+        "git+https://github.com/acme/sample-data\n"
+        "plotter @ https://example.org/plotter-1.0.tar.gz\n"
+        "-c constraints.txt\n"
+        "./local/folder\n"
+    )
+    commit = git_repo.commit(
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='m')\n",
+            "requirements-test.txt": requirements,
+            "constraints.txt": "git+https://github.com/acme/constrained\n",
+        }
+    )
+    spec = infer_spec("acme/m", git_repo.path, commit)
+    assert spec.defaults.optional_packages == ["acme-fixtures", "sample-data", "plotter"]
+    assert "pytest" in spec.defaults.packages
+    assert not any("/" in package for package in spec.defaults.packages)
+    assert "requirement file installs them from a URL" in spec.note
