@@ -656,7 +656,7 @@ class LocalEnvironments:
         rlimits: Mapping[str, int] | None = None,
         build_hosts: tuple[str, ...] = (),
     ) -> None:
-        self.root = Path(root)
+        self.root = Path(root).resolve()  # the sandbox binds real paths: a symlinked dir too
         self.build_hosts = tuple(build_hosts)
         self.interpreters = interpreters or Interpreters()
         self.installer = installer

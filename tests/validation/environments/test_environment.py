@@ -229,3 +229,14 @@ def test_a_build_gets_the_runs_limits_with_room_for_its_threads():
     assert small == {"RLIMIT_AS": 2048 * mib, "RLIMIT_NPROC": 64}
     assert build_rlimits({"RLIMIT_AS": 4096 * mib}) == {"RLIMIT_AS": 4096 * mib}
     assert build_rlimits({"RLIMIT_AS": 0}) == {"RLIMIT_AS": 0}  # 0: not limited
+
+
+def test_a_symlinked_environments_dir_builds_in_the_sandbox(tmp_path):
+    """The sandbox binds real paths; an environments dir reached through a symlink (a work
+    dir sharing another's environments) builds there as the real dir does."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    interpreters = Interpreters([sys.executable], use_uv=False)
+    environments = LocalEnvironments(tmp_path / "link", interpreters, sandbox="bwrap")
+    python = environments.python(EnvironmentSpec(python=HERE, packages=()))
+    assert python.is_file() and python.parents[2] == (tmp_path / "real").resolve()
