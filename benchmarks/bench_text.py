@@ -12,6 +12,8 @@ Variants:
                     the files (the .py-only Lucene variant)
   swe-bench bm25    the default: SWE-bench's construction (stemming, Lucene stop words, root
                     READMEs, files by path, the budget over the whole prompt)
+  swe-bench-no-readmes bm25  the default without the root READMEs (which count against the
+                    budget): where the default and py-lucene differ
   swe-bench issue+bm25  the files the issue names first, then the default's BM25 hits
 """
 
@@ -37,10 +39,14 @@ from builder.text.run import TextSettings, make_texts
 PY_LUCENE = dataclasses.replace(
     constructions.ALL_TEXT, name="py-lucene", corpus="py", k1=0.9, b=0.4, top_k=20
 )
+NO_READMES = dataclasses.replace(
+    constructions.SWE_BENCH, name="swe-bench-no-readmes", readmes=False
+)
 VARIANTS = (
     ("all-text", "bm25"),
     ("py-lucene", "bm25"),
     ("swe-bench", "bm25"),
+    ("swe-bench-no-readmes", "bm25"),
     ("swe-bench", "issue+bm25"),
 )
 BUDGETS = (13000, 27000, 50000)
@@ -96,7 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     args = parser.parse_args(argv)
 
-    constructions.CONSTRUCTIONS["py-lucene"] = PY_LUCENE  # a variant for comparison only
+    constructions.CONSTRUCTIONS["py-lucene"] = PY_LUCENE  # variants for comparison only
+    constructions.CONSTRUCTIONS["swe-bench-no-readmes"] = NO_READMES
     records = read_records(args.records)
     records = [r for r in records if (args.mirrors / r.repo.replace("/", "+")).is_dir()]
     records = records[: args.limit] if args.limit else records
