@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.bench_reference import main
-from recipes.demo.generate import write_repo_and_records
+from tests.support.demo_mirrors import demo_mirrors
 
 HERE = f"{sys.version_info.major}.{sys.version_info.minor}"
 REFERENCE = f"""\
@@ -26,10 +26,7 @@ dependencies:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_environments_per_mode_and_their_cold_and_warm_builds(tmp_path: Path, capsys) -> None:
-    paths, _ = write_repo_and_records(tmp_path / "demo")
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    (repos / "swt-demo__calc.git").symlink_to(paths.repo)
+    paths, repos = demo_mirrors(tmp_path)
     files = tmp_path / "og" / "swt-demo__calc" / "7"
     files.mkdir(parents=True)
     (files / "environment.yml").write_text(REFERENCE)

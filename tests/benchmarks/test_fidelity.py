@@ -26,7 +26,7 @@ from benchmarks.fidelity import (
 )
 from builder.core.records import RunResult, write_jsonl
 from builder.core.repos import worktree
-from recipes.demo.generate import write_repo_and_records
+from tests.support.demo_mirrors import demo_mirrors
 from tests.support.git import GitRepo
 
 HELPERS = "astropy_helpers"
@@ -138,10 +138,7 @@ def test_collection_errors_of_the_golden_runs_by_side(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_fidelity_reports_through_compare_on_the_demo(tmp_path: Path, capsys) -> None:
-    paths, _ = write_repo_and_records(tmp_path / "demo")
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    (repos / "swt-demo__calc.git").symlink_to(paths.repo)
+    paths, repos = demo_mirrors(tmp_path)
     work = tmp_path / "work"
     argv = ["--data", str(paths.records), "--repos-dir", str(repos), "--work-dir", str(work)]
     argv += ["--instance", "swt-demo__calc-7", "--instance", "swt-demo__calc-10"]

@@ -117,15 +117,7 @@ def test_the_resolver_turns_them_on_from_the_tests_or_the_spec(tmp_path, git_rep
     plain_patch = git_repo.diff({"test_widget.py": "import os\nX = 1\n"})
 
     def resolved(patch, spec_text=None):
-        spec_files = []
-        if spec_text is not None:
-            spec_file = tmp_path / "acme__w.toml"
-            spec_file.write_text(f'repo = "acme/w"\n[defaults]\npython = "3.9"\n{spec_text}')
-            spec_files = [str(spec_file)]
-        settings = ValidationConfig(bundled_specs=False, packages=["pytest"], spec_files=spec_files)
-        resolver = EnvironmentResolver(settings, tmp_path / "inferred", lambda: ["3.9"])
-        record = candidate(repo="acme/w", base_commit=base, test_patch=patch)
-        return resolver.resolve(record, git_repo.path)
+        return _resolved(tmp_path, git_repo, base, patch, spec_text)
 
     inferred = resolved(test_patch)
     assert inferred.spec.services == ("httpbin",) and "httpbin" in inferred.spec.packages
@@ -195,15 +187,7 @@ def test_the_resolver_adds_pytest_httpbin_as_an_optional_package(tmp_path, git_r
     other = git_repo.diff({"setup.py": setup + "# changed\n"})
 
     def resolved(patch, spec_text=None):
-        spec_files = []
-        if spec_text is not None:
-            spec_file = tmp_path / "acme__w.toml"
-            spec_file.write_text(f'repo = "acme/w"\n[defaults]\npython = "3.9"\n{spec_text}')
-            spec_files = [str(spec_file)]
-        settings = ValidationConfig(bundled_specs=False, packages=["pytest"], spec_files=spec_files)
-        resolver = EnvironmentResolver(settings, tmp_path / "inferred", lambda: ["3.9"])
-        record = candidate(repo="acme/w", base_commit=base, test_patch=patch)
-        return resolver.resolve(record, git_repo.path)
+        return _resolved(tmp_path, git_repo, base, patch, spec_text)
 
     inferred = resolved(uses)
     assert inferred.spec.optional_packages == ("pytest-httpbin",)
@@ -222,3 +206,17 @@ def test_the_resolver_adds_pytest_httpbin_as_an_optional_package(tmp_path, git_r
         assert "fixture_plugins" not in own.metadata()
         assert own.spec.optional_packages in ((), ("pytest_httpbin",))
     assert inferred.spec.key() != none.spec.key()  # what is installed differs
+
+
+def _resolved(tmp_path, git_repo, base, patch, spec_text=None):
+    """acme/w's resolution at ``base`` for a record with ``patch`` as its test patch, by the
+    inferred spec or (``spec_text``: lines of its ``[defaults]``) a spec file."""
+    spec_files = []
+    if spec_text is not None:
+        spec_file = tmp_path / "acme__w.toml"
+        spec_file.write_text(f'repo = "acme/w"\n[defaults]\npython = "3.9"\n{spec_text}')
+        spec_files = [str(spec_file)]
+    settings = ValidationConfig(bundled_specs=False, packages=["pytest"], spec_files=spec_files)
+    resolver = EnvironmentResolver(settings, tmp_path / "inferred", lambda: ["3.9"])
+    record = candidate(repo="acme/w", base_commit=base, test_patch=patch)
+    return resolver.resolve(record, git_repo.path)
