@@ -65,7 +65,7 @@ from validation.environments.versioning import (
     version_tag_commit,
 )
 
-RESOLUTION_VERSION = 6
+RESOLUTION_VERSION = 7
 """Bump when :func:`resolve` chooses differently (a Python, a date): validation results are
 recomputed, and only the environments whose spec changed are rebuilt (their keys change).
 2: a Python the project's CI tested keeps the environment's own date. 3: an inferred spec's
@@ -73,7 +73,8 @@ pins are requirements, not overrides. 4: only once its first maintenance release
 5: the median tested Python by default; an inferred spec's exact pins are floors on a Python
 its CI did not test. 6: a pinned build tool the project's own build excludes is no build
 constraint (``free_build_tools``); what the machine lacks to build is its fault, not a
-verdict (results stored as ``environment_failed`` for it are recomputed)."""
+verdict (results stored as ``environment_failed`` for it are recomputed). 7: a reference
+environment gets no optional package its file lacks."""
 INFERRED = "inferred"
 """The ``spec_source`` of a spec inferred from the project's files."""
 
@@ -586,7 +587,11 @@ def with_reference(resolution: Resolution, reference: ReferenceEnvironment) -> R
     pins winning over every other requirement, its Debian packages in a Docker image. The
     reference lists what its environment held, so the spec's requirement files and extras are
     left out, and of the spec's packages only those the reference does not name are kept; the
-    rest of the spec (runner, commands, variables, the project's install) stays."""
+    rest of the spec (runner, commands, variables, the project's install) stays. What would be
+    optional beside it (the spec's or an inferred ``optional_packages``, a plugin the touched
+    tests' fixtures want) is left out too: the reference says what its runs had, and a plugin
+    it lacked changes their outcomes (pytest-httpbin's fixtures error without it, as in
+    SWE-bench's requests-5414, whose lists leave those 156 tests out)."""
     pinned = {canonicalize_name(Requirement(pin).name) for pin in reference.pins}
     kept = tuple(p for p in resolution.spec.packages if _name(p) not in pinned)
     spec = dataclasses.replace(
@@ -597,9 +602,10 @@ def with_reference(resolution: Resolution, reference: ReferenceEnvironment) -> R
         pins_override=True,
         python_tested=False,
         image_packages=reference.debian,
+        optional_packages=(),
     )
     return dataclasses.replace(
-        resolution, spec=spec, spec_source=reference.label, reference=reference
+        resolution, spec=spec, spec_source=reference.label, reference=reference, fixture_plugins=()
     )
 
 

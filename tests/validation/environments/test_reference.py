@@ -246,3 +246,32 @@ def test_a_pinned_build_tool_the_project_s_own_build_excludes_is_no_build_constr
     accepted = resolver.resolve(record.model_copy(update={"base_commit": later}), git_repo.path)
     assert accepted.spec.free_build_tools == () and "free_build_tools" not in accepted.metadata()
     assert accepted.spec.key() != spec.key()
+
+
+def test_a_reference_environment_gets_no_optional_package_its_file_lacks(tmp_path, git_repo):
+    """Tests that take pytest-httpbin's fixtures get the plugin as an optional package
+    elsewhere; the reference's file says what its runs had, and without the plugin those tests
+    errored there (their lists leave them out), so a reference environment adds none."""
+    base = git_repo.commit(
+        {
+            "setup.py": "setup(name='widgets', version='1.0')\n",
+            "tests/test_get.py": "def test_get(httpbin):\n    assert httpbin.url\n",
+        }
+    )
+    test_patch = git_repo.diff({"tests/test_get.py": "def test_get(httpbin):\n    pass\n"})
+    files = tmp_path / "files"
+    _write(files, "acme__widgets/7/environment.yml")
+    settings = ValidationConfig(bundled_specs=False, reference_environments=str(files))
+    resolver = EnvironmentResolver(settings, tmp_path / "inferred", lambda: AVAILABLE)
+    record = candidate(
+        instance_id="acme__widgets-7", repo="acme/widgets", base_commit=base, test_patch=test_patch
+    )
+    referenced = resolver.resolve(record, git_repo.path)
+    assert referenced.spec.optional_packages == ()
+    assert "pytest-httpbin" not in referenced.spec.optional  # pytest, which it lacks, stays
+    assert "fixture_plugins" not in referenced.metadata()
+    inferred = resolver.resolve(  # no file for it: the plugin, as an optional package
+        record.model_copy(update={"instance_id": "acme__widgets-9"}), git_repo.path
+    )
+    assert inferred.spec.optional_packages == ("pytest-httpbin",)
+    assert "fixture_plugins" in inferred.metadata()
