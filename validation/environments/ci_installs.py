@@ -194,14 +194,30 @@ def _pip_commands(commands: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
     """Each pip ``install`` or ``uninstall`` command of ``commands``, with its arguments."""
     for command in commands:
         for line in command.replace("\\\n", " ").splitlines():
-            for part in _SEPARATORS.split(line):
-                try:  # a comment starts a word, as in sh (shlex's cuts one: ``#egg=``)
-                    words = shlex.split(_COMMENT.sub("", part))
-                except ValueError:
-                    continue
+            for words in _simple_commands(line):
                 found = _pip(words)
                 if found is not None:
                     yield found
+
+
+def _simple_commands(line: str) -> list[list[str]]:
+    """The words of each command of a shell line's ``&&``/``||``/``;``/``|`` list; a quoted
+    separator is a word's (``"numpy; python_version<'3.9'"``). A line sh could not split
+    (an open quote) gives nothing."""
+    # a comment starts a word, as in sh (shlex's own comments cut one: ``#egg=``)
+    lexer = shlex.shlex(_COMMENT.sub("", line), posix=True, punctuation_chars="&|;")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    commands: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token and not token.strip("&|;") and _SEPARATORS.fullmatch(token):
+                commands.append([])
+            else:
+                commands[-1].append(token)
+    except ValueError:
+        return []
+    return [words for words in commands if words]
 
 
 def _pip(words: list[str]) -> tuple[str, list[str]] | None:

@@ -23,10 +23,10 @@ from validation.environments.runner_inference import own_runner, pytest_facts
 from validation.environments.specs import Entry, RepoSpec, Settings
 from validation.environments.versioning import package_name, show
 
-INFERENCE_VERSION = 7
+INFERENCE_VERSION = 8
 """Bump when inference reads repositories differently: validation results are recomputed.
 6: what CI installs from a VCS URL is an optional package, by name. 7: what a requirement
-file installs from a URL too."""
+file installs from a URL too. 8: what only CI steps install is optional."""
 
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 """Extras that carry test dependencies, in order of preference."""
@@ -225,6 +225,19 @@ def _keep(requirement: str) -> str | None:
     return str(parsed)
 
 
+def _kept(requirements: list[str], constraints: dict[str, str]) -> dict[str, str]:
+    """Canonical name → requirement, the first of each name; a bare name takes the
+    constraint files' version of it."""
+    kept: dict[str, str] = {}
+    for requirement in requirements:
+        value = _keep(requirement)
+        if value is not None:
+            name = canonicalize_name(Requirement(value).name)
+            plain = not Requirement(value).specifier
+            kept.setdefault(name, constraints.get(name, value) if plain else value)
+    return kept
+
+
 def infer_spec(
     repo: str, mirror: Path, commit: str, extra_packages: list[str] | tuple[str, ...] = ()
 ) -> RepoSpec:
@@ -235,7 +248,10 @@ def infer_spec(
     ``extras`` first), tox's ``deps`` with the requirement files they include, else the
     repository's test requirement files, what its CI's install steps install (see
     ``ci_installs``: packages, requirement files, the project's extras), and the plugins its
-    pytest configuration needs. What the CI or a requirement file it reads installs from a
+    pytest configuration needs. What only the CI's steps install (a package no test extra,
+    tox deps or test requirement file declares) is an optional package with its bounds:
+    installed when it can be, left out and named when not (a job of optional backends may
+    install what no longer builds). What the CI or a requirement file it reads installs from a
     VCS URL (``pip install git+https://github.com/pydicom/pydicom-data``) is taken by name
     from the index as an optional package (``optional_packages``: left out and named when the
     index has no such distribution or it does not fit), unless the spec requires that name
@@ -261,6 +277,7 @@ def infer_spec(
     if not requirements.files:
         for path in requirement_files_for_tests(mirror, commit):
             requirements.read(path)
+    declared = len(requirements.packages)  # what CI steps add comes after
     ci = ci_installs(mirror, commit)
     if ci.sources:
         found.append(f"install steps of {', '.join(ci.sources)}")
@@ -271,23 +288,22 @@ def infer_spec(
                 found.append(f"extra '{name}'")
                 packages += extras[name]
     found += requirements.files
-    packages += requirements.packages
+    packages += requirements.packages[:declared]
     runner, launcher = own_runner(mirror, commit)
     facts = pytest_facts(mirror, commit, tox)
     if runner in (None, "pytest"):  # a runner of the repository's own reads no pytest config
         found += facts.sources
         packages += facts.plugins
-    kept: dict[str, str] = {}
-    for requirement in packages:
-        value = _keep(requirement)
-        if value is not None:
-            name = canonicalize_name(Requirement(value).name)
-            plain = not Requirement(value).specifier
-            kept.setdefault(name, requirements.constraints.get(name, value) if plain else value)
+    kept = _kept(packages, requirements.constraints)
     for requirement in extra_packages:
         kept.setdefault(_name(requirement), requirement)
+    only_ci = {
+        name: value
+        for name, value in _kept(requirements.packages[declared:], requirements.constraints).items()
+        if name not in kept
+    }
     if runner in (None, "pytest"):
-        plugins = any(name.startswith("pytest") for name in kept)
+        plugins = any(name.startswith("pytest") for name in (*kept, *only_ci))
         uses_pytest = runner or facts.runner or plugins or _mentions_pytest(mirror, commit)
         runner = "pytest" if uses_pytest else "unittest"
         if facts.options:
@@ -295,16 +311,32 @@ def infer_spec(
     installable = any(show(mirror, commit, f) is not None for f in ("setup.py", "pyproject.toml"))
     own = (package_name(mirror, commit) or "") if installable else ""
     if runner == "pytest" and "pytest" not in kept:
-        kept["pytest"] = "pytest"
+        kept["pytest"] = only_ci.pop("pytest", "pytest")  # the runner itself is no option
     kept.pop(canonicalize_name(own), None)  # the project installs itself (pytest's own tests)
-    optional = [
+    only_ci.pop(canonicalize_name(own), None)
+    # what only a CI step installs (no test extra, tox deps or test requirement file declares
+    # it: sympy's job of optional ground types installs gmpy2, whose sdist needs libmpfr) is
+    # installed when it can be, never failing the environment; one the optional step cannot
+    # take as a word (a marker, a space) stays required as before
+    steps_only = {name: "".join(value.split()) for name, value in only_ci.items()}
+    for name, value in only_ci.items():
+        if Requirement(value).marker is not None or any(c in value for c in "'\""):
+            kept[name] = value
+            steps_only.pop(name)
+    if steps_only:
+        found.append(f"optional, only CI steps install them: {', '.join(steps_only)}")
+    from_urls = [
         name
         for name in {**ci.from_urls, **requirements.from_urls}
-        if name not in kept and name != canonicalize_name(own) and not NOT_FOR_TESTS.match(name)
+        if name not in kept
+        and name not in steps_only
+        and name != canonicalize_name(own)
+        and not NOT_FOR_TESTS.match(name)
     ]
-    if optional:
-        found.append(f"optional, by name from the index: {', '.join(optional)} (CI or a "
+    if from_urls:
+        found.append(f"optional, by name from the index: {', '.join(from_urls)} (CI or a "
                      "requirement file installs them from a URL)")  # fmt: skip
+    optional = [*from_urls, *steps_only.values()]
     requires = requires_python_at(mirror, commit)
     tested = sorted(
         {p.version for p in project_pythons(mirror, commit) if p.source != "classifiers"},

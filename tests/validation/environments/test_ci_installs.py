@@ -61,13 +61,43 @@ def test_a_workflow_step_that_installs_numpy_reaches_the_inferred_spec(git_repo)
         }
     )
     spec = infer_spec("acme/m", git_repo.path, commit)
-    packages = spec.defaults.packages
+    packages = [*spec.defaults.packages, *spec.defaults.optional_packages]
     # another workflow with no job that runs the tests is not read
     assert "release-helper" not in packages and "github.repository-owner" not in packages
-    assert {"numpy", "pillow", "scipy==1.5.4", "tk-extra", "pytest-timeout"} <= set(packages)
+    # the extra is the project's own declaration: required; what only the steps install is
+    # optional, with its bounds (installed when it can be, never failing the environment)
+    assert "tk-extra" in spec.defaults.packages
+    only_steps = ["numpy", "pillow", "scipy==1.5.4", "pytest-timeout"]
+    assert spec.defaults.optional_packages == only_steps
+    assert "optional, only CI steps install them: numpy, pillow, scipy, pytest-timeout" in (
+        spec.note
+    )
     # the lint job runs no tests; a step for a matrix value nobody has never runs
     assert "flake8-bugbear" not in packages and "never-installed" not in packages
     assert "install steps of .github/workflows/tests.yml" in spec.note
+
+
+def test_what_a_test_declaration_names_stays_required_beside_the_steps(git_repo):
+    """A package both a test requirement file and a CI step install is required (with the
+    file's bounds); the runner named only by a step is required with the step's bound; a
+    step's requirement with a marker (no word for the optional step) stays required."""
+    workflow = (
+        "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: pip install numpy 'pytest<8' \"gmpy2; python_version<'3.12'\" mpmath\n"
+        "      - run: pytest\n"
+    )
+    commit = git_repo.commit(
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='m')\n",
+            "requirements-test.txt": "mpmath>=1.1\n",
+            ".github/workflows/ci.yml": workflow,
+        }
+    )
+    spec = infer_spec("acme/m", git_repo.path, commit)
+    required = set(spec.defaults.packages)
+    assert {"mpmath>=1.1", "pytest<8"} <= required
+    assert any(p.startswith("gmpy2;") for p in required)
+    assert spec.defaults.optional_packages == ["numpy"]
 
 
 def test_tox_nox_and_other_ci_files(git_repo):
@@ -96,7 +126,8 @@ def test_tox_nox_and_other_ci_files(git_repo):
         "tox.ini", "noxfile.py", ".travis.yml", "appveyor.yml", "azure-pipelines.yml"
     }  # fmt: skip
     spec = infer_spec("acme/m", git_repo.path, commit)
-    assert {"freezegun", "hypothesis", "pyarrow", "matplotlib"} <= set(spec.defaults.packages)
+    inferred = {*spec.defaults.packages, *spec.defaults.optional_packages}
+    assert {"freezegun", "hypothesis", "pyarrow", "matplotlib"} <= inferred
 
 
 def test_what_counts_as_an_install_command():
@@ -105,10 +136,15 @@ def test_what_counts_as_an_install_command():
         "python3 -m pip install -i https://example.org/simple -c constraints.txt .",
         "pip download wheel-only",
         "echo pip install not-a-command # pip install commented",
+        # a separator inside quotes is the word's (an environment marker), not a new command
+        "pip install \"numpy<2; python_version<'3.9'\" pytest||echo failed|pip install tee",
+        "pip install 'open-quote",
     ]
     assert list(install_arguments(commands)) == [
         ["-U", "six", "attrs>=19"],
         ["-i", "https://example.org/simple", "-c", "constraints.txt", "."],
+        ["numpy<2; python_version<'3.9'", "pytest"],
+        ["tee"],
     ]
 
 
