@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.fidelity import find_mirror, other_histories, settings_for
+from benchmarks.fidelity import find_mirror, other_histories, quick_settings
 from builder.core.repos import RepoCache
 from recipes.swe_bench import swe_bench_candidates
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments
@@ -44,7 +44,7 @@ MODES = ("reference", "tuned")
 def resolved(candidates, mode: str, args: argparse.Namespace, scratch: Path) -> dict:
     """Instance id → the environment spec ``mode`` gives it (resolution only, no build)."""
     interpreters = Interpreters()
-    settings = settings_for(mode, args)
+    settings = quick_settings(mode, args.reference_dir)
     resolver = EnvironmentResolver(settings, scratch / f"specs-{mode}", interpreters.available)
     repos = RepoCache(scratch / "repos", {**other_histories(args.repos_dir), **args.mirrors})
     return {
@@ -88,10 +88,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default=",".join(MODES))
     args = parser.parse_args(argv)
     args.reference_dir = args.reference_dir.resolve()
-    for name, value in (("backend", "local"), ("timeout", 1800), ("repetitions", 1),
-                        ("coverage", False), ("spec_dir", []), ("resolve_as_of", ""),
-                        ("python_choice", None)):  # fmt: skip
-        setattr(args, name, value)  # the quick mode's settings (benchmarks.fidelity)
     candidates = [o.output for _, o in swe_bench_candidates(str(args.data)) if o.verdict.kept]
     args.mirrors = {}
     for repo in sorted({c.repo for c in candidates}):

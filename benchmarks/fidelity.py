@@ -342,7 +342,15 @@ class _Progress:
         print(f"[{self.mode}] {self.done}/{self.total} ({elapsed:.0f}s)", flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
+def quick_settings(mode: str, reference_dir: Path | None = None) -> ValidationConfig:
+    """The quick mode's settings as this benchmark's command line defaults give them (one
+    run per side, no coverage, the local backend)."""
+    args = _parser().parse_args(["--data", "", "--repos-dir", ""])
+    args.reference_dir = reference_dir
+    return settings_for(mode, args)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="SWE-bench-format JSONL")
     parser.add_argument("--repos-dir", type=Path, required=True, help="dir of git histories")
@@ -400,6 +408,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wheels", type=Path, help="dir of the packages' wheels, to recover missing blobs"
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     args.work_dir = args.work_dir.resolve()
     if args.mode == "reference" and args.reference_dir is None:

@@ -18,6 +18,7 @@ from benchmarks.fidelity import (
     main,
     missing_blobs,
     our_collection_errors,
+    quick_settings,
     rebuild_recipes,
     repair_history,
     run_label,
@@ -190,6 +191,8 @@ def test_each_rebuild_recipe_runs_with_its_own_settings_beside_the_quick_mode() 
     args = _args()
     quick = settings_for("tuned", args)
     assert (quick.repetitions, quick.coverage) == (1, False)
+    # the command line's defaults are the quick mode's, for other benchmarks too
+    assert quick_settings("tuned") == quick
     own = settings_for("tuned", args, lite)
     assert (own.repetitions, own.coverage, own.timeout_s) == (5, True, 900.0)
     assert own.bundled_specs and own.backend == "local"
@@ -211,6 +214,7 @@ def test_the_reference_mode_uses_the_reference_files_over_the_bundled_specs(tmp_
     args = _args(reference_dir=tmp_path)
     quick = settings_for("reference", args)
     assert quick.reference_environments == str(tmp_path) and quick.bundled_specs
+    assert quick_settings("reference", tmp_path) == quick
     verified = rebuild_recipes()[2]
     own = settings_for("reference", args, verified)
     assert own.reference_environments == str(tmp_path) and own.repetitions == 5

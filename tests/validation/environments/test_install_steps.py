@@ -450,10 +450,7 @@ def test_an_optional_addition_that_cannot_coexist_with_the_pins_is_left_out(tmp_
     )  # fmt: skip
     environments = LocalEnvironments(tmp_path / "envs", Interpreters(), sandbox="none")
     venv = environments.python(spec)
-    listed = subprocess.run(
-        [find_uv(), "pip", "list", "--python", str(venv), "--format", "freeze"],
-        capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
+    listed = _installed(venv)
     assert "swt-fixture-base==1.0" in listed and "swt-fixture-fits==1.0" in listed
     assert not [line for line in listed if line.startswith("swt-fixture-needs-new")]
     assert left_out(venv.parent.parent) == ("swt-fixture-needs-new",)
@@ -532,12 +529,7 @@ def test_an_optional_package_the_index_lacks_is_left_out_and_the_environment_bui
         tmp_path / "envs", Interpreters(), installer=installer, sandbox="none"
     )
     venv = environments.python(spec)
-    listed = subprocess.run(
-        [str(venv), "-m", "pip", "list", "--format", "freeze"]
-        if installer == "pip"
-        else [find_uv(), "pip", "list", "--python", str(venv), "--format", "freeze"],
-        capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
+    listed = _installed(venv, installer)
     assert "swt-fixture-base==1.0" in listed and "swt-fixture-fits==1.0" in listed
     assert not [line for line in listed if line.startswith("swt-fixture-missing")]
     assert left_out(venv.parent.parent) == ("swt-fixture-missing",)
@@ -546,3 +538,13 @@ def test_an_optional_package_the_index_lacks_is_left_out_and_the_environment_bui
     assert record["optional_packages"] == ["swt-fixture-missing", "swt-fixture-fits"]
     log = (tmp_path / "envs" / f"{spec.key()}.build.log").read_text()
     assert "swt: left out swt-fixture-missing: it cannot be installed beside the pinned" in log
+
+
+def _installed(venv: Path, installer: str = "uv") -> list[str]:
+    """What the environment's installer lists as installed, ``name==version`` each."""
+    argv = (
+        [str(venv), "-m", "pip", "list", "--format", "freeze"]
+        if installer == "pip"
+        else [find_uv(), "pip", "list", "--python", str(venv), "--format", "freeze"]
+    )
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
