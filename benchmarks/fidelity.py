@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import subprocess
 import sys
 import time
@@ -53,6 +54,7 @@ from builder.core.records import Candidate, Record, RunResult, Verdict, read_jso
 from builder.core.repos import RepoCache
 from builder.core.store import ResultStore
 from recipes.swe_bench import swe_bench_candidates
+from validation.environments.environment import COMPLETE
 from validation.stage import ValidateStage
 
 
@@ -277,6 +279,13 @@ def evaluate(
         for instance_id, verdict in verdicts.by_id.items()
         if verdict.reason is not None
     }
+    time_spent = machine_time(
+        args.work_dir, {c.instance_id: (c.repo, stage.key(c)) for c in candidates}
+    )
+    (args.work_dir / f"fidelity-{label}-time.json").write_text(
+        json.dumps(time_spent, indent=1, sort_keys=True)
+    )
+    print(f"machine time ({label}):\n{render_time(time_spent)}", end="")
     errors = {
         candidate.instance_id: our_collection_errors(
             args.work_dir / "logs" / candidate.instance_id / stage.key(candidate)[:12]
@@ -291,6 +300,71 @@ def evaluate(
         None,
         args.work_dir / f"fidelity-{label}.json",
         collection_errors=errors,
+    )
+
+
+_NO_TIME = {"validation_s": 0.0, "environments": 0, "environment_s": 0.0}
+
+
+def machine_time(work_dir: Path, records: dict[str, tuple[str, str]]) -> dict[str, dict]:
+    """Per repository, the machine time its records took, read from the run's files:
+    ``validation_s``, each record's (``records``: instance id → (repo, its stage key)) from the
+    first file of its log folder to the last, the environment build before it excluded; and
+    ``environments``/``environment_s``, the environments of the repository built since the
+    first of those validations began, each from its lock file to its build log's last write
+    (an environment an earlier run built is not counted again; one whose build failed has no
+    record of its repository and is not counted). With ``--jobs N`` the clock time is about
+    1/N of the sum."""
+    times: dict[str, dict] = {}
+    started = None
+    for instance_id, (repo, key) in records.items():
+        logs = work_dir / "logs" / instance_id / key[:12]
+        stamps = [entry.stat().st_mtime for entry in logs.iterdir()] if logs.is_dir() else []
+        mine = times.setdefault(
+            repo, {"validation_s": 0.0, "environments": 0, "environment_s": 0.0}
+        )
+        if stamps:
+            mine["validation_s"] += max(stamps) - min(stamps)
+            started = min(stamps) if started is None else min(started, min(stamps))
+    envs = work_dir / "envs"
+    for record in sorted(envs.glob(f"*/{COMPLETE}")) if started is not None else ():
+        key = record.parent.name
+        log, lock = envs / f"{key}.build.log", envs / f"{key}.lock"
+        try:
+            repo = str(json.loads(record.read_text()).get("label", "")).partition("@")[0]
+            built, begun = log.stat().st_mtime, lock.stat().st_mtime
+        except (OSError, ValueError):
+            continue
+        if repo in times and built >= started - 600:  # its build ended as this run began
+            times[repo]["environments"] += 1
+            times[repo]["environment_s"] += max(0.0, built - begun)
+    return times
+
+
+def render_time(times: dict[str, dict]) -> str:
+    """The machine-time table: minutes of validation and of environment builds per repo."""
+    rows = [("repository", "validation min", "environments built", "building min")]
+    total = dict(_NO_TIME)
+    for repo in sorted(times):
+        entry = times[repo]
+        for field in total:
+            total[field] += entry[field]
+        rows.append(_time_row(repo.split("/")[-1], entry))
+    rows.append(_time_row("all", total))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        + "\n"
+        for row in rows
+    )
+
+
+def _time_row(name: str, entry: dict) -> tuple[str, str, str, str]:
+    return (
+        name,
+        f"{entry['validation_s'] / 60:.1f}",
+        str(entry["environments"]),
+        f"{entry['environment_s'] / 60:.1f}",
     )
 
 

@@ -160,6 +160,19 @@ def test_fidelity_reports_through_compare_on_the_demo(tmp_path: Path, capsys) ->
     }
     (dropped,) = (work / "rejected-tuned" / "validate.jsonl").read_text().splitlines()
     assert json.loads(dropped)["evidence"]["fail_to_fail"]
+    # the machine time each repository took, from the run's files: the two validations'
+    # test runs and the one environment they share, built in this run
+    spent = json.loads((work / "fidelity-tuned-time.json").read_text())["swt-demo/calc"]
+    assert spent["environments"] == 1 and spent["environment_s"] > 0
+    assert 0 < spent["validation_s"] < 600
+    times = printed.split("machine time (tuned):\n", 1)[1].splitlines()
+    assert times[0].split() == ["repository", "validation", "min", "environments", "built",
+                                "building", "min"]  # fmt: skip
+    assert times[1].split()[0] == "calc" and times[1].split()[2] == "1"
+    assert times[2].split()[0] == "all"
+    # read again from the store (--only-stored): the same figures, from the same files
+    assert main([*argv, "--mode", "tuned", "--timeout", "60", "--only-stored"]) == 0
+    assert json.loads((work / "fidelity-tuned-time.json").read_text())["swt-demo/calc"] == spent
 
 
 def test_other_histories_give_submodules_their_repositories(tmp_path: Path) -> None:
