@@ -15,7 +15,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -240,6 +240,10 @@ class EnvironmentSpec:
 
     def key(self) -> str:
         """Content hash of everything that defines the environment (not where things live)."""
+        return hashlib.sha256(canonical_json(self.key_material()).encode()).hexdigest()[:24]
+
+    def key_material(self) -> dict[str, Any]:
+        """What :meth:`key` hashes."""
         material = dataclasses.asdict(self)
         for field in _NOT_BUILT:
             material.pop(field)
@@ -258,7 +262,13 @@ class EnvironmentSpec:
         material["key_version"] = KEY_VERSION
         if self.optional:  # resolved after the pinned stack (the keys of others stay); 2: the
             material["optional_after_stack"] = 2  # pinned build tools override their bounds
-        return hashlib.sha256(canonical_json(material).encode()).hexdigest()[:24]
+        if (
+            self.pins
+            and self.pins_override
+            and _names(tuple(_bare(self.unpinned))) & set(BUILD_TOOLS)
+        ):  # a build tool named bare is installed with the stack (before, optional after it)
+            material["bare_build_tools_in_stack"] = True
+        return material
 
     @property
     def pins(self) -> tuple[str, ...]:
@@ -317,18 +327,26 @@ def optional_additions(spec: EnvironmentSpec) -> tuple[str, ...]:
     override makes every other requirement on a pinned package void, theirs too: numba 0.55
     (``numpy<1.22``) resolved beside a pinned numpy 1.23 and could not be imported. A package
     the spec bounds (``werkzeug<2.1``, ``pytest<5``) steers the stack's own resolution and
-    stays in it; an inferred spec's pins are requirements (nothing overrides them)."""
+    stays in it; an inferred spec's pins are requirements (nothing overrides them). A build
+    tool named bare (:data:`BUILD_TOOLS`: astropy's ``pip``, which its ``install_command``
+    runs) is the stack's too: the project's install needs it, and the optional step comes
+    after that install."""
     if not (spec.pins and spec.pins_override):
         return ()
-    optional = []
-    for text in spec.unpinned:
+    return tuple(text for text in _bare(spec.unpinned) if not _names((text,)) & set(BUILD_TOOLS))
+
+
+def _bare(packages: tuple[str, ...]) -> list[str]:
+    """The requirements among ``packages`` without a version bound, URL or marker."""
+    bare = []
+    for text in packages:
         try:
             requirement = Requirement(text)
         except InvalidRequirement:
             continue  # the installer's to reject, in the stack's resolution
         if not requirement.specifier and not requirement.url and requirement.marker is None:
-            optional.append(text)
-    return tuple(optional)
+            bare.append(text)
+    return bare
 
 
 def _names(packages: tuple[str, ...]) -> set[str]:

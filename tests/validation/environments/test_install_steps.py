@@ -425,6 +425,30 @@ def test_optional_additions_resolve_after_the_pinned_stack_without_its_overrides
     assert spec.key() != dataclasses.replace(spec, packages=spec.packages[:2]).key()
 
 
+def test_a_build_tool_named_bare_is_installed_with_the_stack_before_the_install_command():
+    """astropy's spec names ``pip`` bare beside its pins and installs the project with
+    ``python -m pip install --no-build-isolation .``: as an optional addition pip came after
+    that command, and every environment of it failed with "No module named pip"."""
+    spec = dataclasses.replace(
+        BASE,
+        packages=("pip", "setuptools==38.2.4", "numpy==1.16.0", "jinja2"),
+        install_command="python -m pip install --no-build-isolation .",
+    )
+    assert spec.optional == ("jinja2",)
+    steps = install_steps(spec, base_python="p", venv="/e", project_dir="/src", uv="uv")
+    labels = [s.label for s in steps]
+    assert labels.index("dependencies") < labels.index("install command")
+    assert "pip" in steps[labels.index("dependencies")].argv
+    assert steps[-1].label == "optional packages" and "pip" not in steps[-1].argv[7].split()
+    # such specs get a key of their own (their environments were built without pip before);
+    # one without a bare build tool keeps its key
+    assert spec.key_material()["bare_build_tools_in_stack"] is True
+    assert (
+        "bare_build_tools_in_stack"
+        not in dataclasses.replace(spec, packages=spec.packages[1:]).key_material()
+    )
+
+
 @pytest.mark.slow
 def test_an_optional_addition_that_cannot_coexist_with_the_pins_is_left_out(tmp_path):
     """A local index (no network): ``base`` pinned at 1.0; ``fits`` accepts it, ``needs-new``
