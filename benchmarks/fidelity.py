@@ -39,7 +39,7 @@ from typing import Any, get_args
 from builder.build import reference_line
 from builder.compare.inputs import Drop, Reference
 from builder.compare.run import Totals, compare
-from builder.compare.table import render
+from builder.compare.table import aligned, render
 from builder.core.config import (
     DockerConfig,
     LimitsConfig,
@@ -279,17 +279,20 @@ def evaluate(
         for instance_id, verdict in verdicts.by_id.items()
         if verdict.reason is not None
     }
+    log_dirs = {  # each record's log folder (``logs/<id>/<key[:12]>``)
+        c.instance_id: args.work_dir / "logs" / c.instance_id / stage.key(c)[:12]
+        for c in candidates
+    }
     time_spent = machine_time(
-        args.work_dir, {c.instance_id: (c.repo, stage.key(c)) for c in candidates}
+        [(c.repo, log_dirs[c.instance_id]) for c in candidates],
+        args.work_dir / "envs",
     )
     (args.work_dir / f"fidelity-{label}-time.json").write_text(
         json.dumps(time_spent, indent=1, sort_keys=True)
     )
     print(f"machine time ({label}):\n{render_time(time_spent)}", end="")
     errors = {
-        candidate.instance_id: our_collection_errors(
-            args.work_dir / "logs" / candidate.instance_id / stage.key(candidate)[:12]
-        )
+        candidate.instance_id: our_collection_errors(log_dirs[candidate.instance_id])
         for candidate in candidates
         if candidate.instance_id in kept
     }
@@ -304,29 +307,28 @@ def evaluate(
 
 
 _NO_TIME = {"validation_s": 0.0, "environments": 0, "environment_s": 0.0}
+# An environment whose build ended up to this long before the first validation began was
+# built by this run (a record's environment is built before its log folder is written).
+_BUILD_SLACK_S = 600
 
 
-def machine_time(work_dir: Path, records: dict[str, tuple[str, str]]) -> dict[str, dict]:
+def machine_time(records: list[tuple[str, Path]], envs: Path) -> dict[str, dict]:
     """Per repository, the machine time its records took, read from the run's files:
-    ``validation_s``, each record's (``records``: instance id → (repo, its stage key)) from the
-    first file of its log folder to the last, the environment build before it excluded; and
-    ``environments``/``environment_s``, the environments of the repository built since the
-    first of those validations began, each from its lock file to its build log's last write
-    (an environment an earlier run built is not counted again; one whose build failed has no
-    record of its repository and is not counted). With ``--jobs N`` the clock time is about
-    1/N of the sum."""
+    ``validation_s``, each record's (``records``: its repo and log folder) from the first file
+    of its log folder to the last, the environment build before it excluded; and
+    ``environments``/``environment_s``, the environments (under ``envs``) of the repository
+    built since the first of those validations began, each from its lock file to its build
+    log's last write (an environment an earlier run built is not counted again; one whose
+    build failed has no record of its repository and is not counted). With ``--jobs N`` the
+    clock time is about 1/N of the sum."""
     times: dict[str, dict] = {}
     started = None
-    for instance_id, (repo, key) in records.items():
-        logs = work_dir / "logs" / instance_id / key[:12]
+    for repo, logs in records:
         stamps = [entry.stat().st_mtime for entry in logs.iterdir()] if logs.is_dir() else []
-        mine = times.setdefault(
-            repo, {"validation_s": 0.0, "environments": 0, "environment_s": 0.0}
-        )
+        mine = times.setdefault(repo, dict(_NO_TIME))
         if stamps:
             mine["validation_s"] += max(stamps) - min(stamps)
             started = min(stamps) if started is None else min(started, min(stamps))
-    envs = work_dir / "envs"
     for record in sorted(envs.glob(f"*/{COMPLETE}")) if started is not None else ():
         key = record.parent.name
         log, lock = envs / f"{key}.build.log", envs / f"{key}.lock"
@@ -335,7 +337,7 @@ def machine_time(work_dir: Path, records: dict[str, tuple[str, str]]) -> dict[st
             built, begun = log.stat().st_mtime, lock.stat().st_mtime
         except (OSError, ValueError):
             continue
-        if repo in times and built >= started - 600:  # its build ended as this run began
+        if repo in times and built >= started - _BUILD_SLACK_S:
             times[repo]["environments"] += 1
             times[repo]["environment_s"] += max(0.0, built - begun)
     return times
@@ -351,12 +353,7 @@ def render_time(times: dict[str, dict]) -> str:
             total[field] += entry[field]
         rows.append(_time_row(repo.split("/")[-1], entry))
     rows.append(_time_row("all", total))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return "".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        + "\n"
-        for row in rows
-    )
+    return "".join(line + "\n" for line in aligned(rows))
 
 
 def _time_row(name: str, entry: dict) -> tuple[str, str, str, str]:

@@ -22,7 +22,7 @@ def render(totals: dict[str, Totals], with_decisions: bool) -> str:
     rows = [
         _row(repo, totals[repo]) for repo in [*sorted(set(totals) - {ALL}), ALL] if repo in totals
     ]
-    lines = _aligned([_COLUMNS, *rows])
+    lines = aligned([_COLUMNS, *rows])
     every = totals.get(ALL, Totals())
     lines += ["", "differing ids by cause:"]
     width = max(map(len, causes.CAUSES))
@@ -59,7 +59,8 @@ def _row(repo: str, total: Totals) -> tuple[str, ...]:
     )
 
 
-def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
+def aligned(rows: list[tuple[str, ...]]) -> list[str]:
+    """The rows as lines of left-aligned columns, two spaces apart, no trailing blanks."""
     widths = [max(len(row[index]) for row in rows) for index in range(len(rows[0]))]
     return [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
