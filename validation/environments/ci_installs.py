@@ -59,7 +59,8 @@ _PROJECT = re.compile(r"^(?:\.|\./?)(?:\[([^\]]*)\])?$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 _VCS_URL = re.compile(r"^(?:git|hg|svn|bzr)\+[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _PROJECT_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
-_COMMENT = re.compile(r"(?:^|(?<=\s))#.*")
+# a quoted string (kept) or a comment: `#` that starts a word, to the end of the line
+_COMMENT = re.compile(r"(\"(?:\\.|[^\"\\])*\"|'[^']*')|(?:^|(?<=\s))#.*")
 _SEPARATORS = re.compile(r"&&|\|\||;|\|")
 _OPTIONS_WITH_VALUE = frozenset(
     {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--python", "-t",
@@ -205,7 +206,8 @@ def _simple_commands(line: str) -> list[list[str]]:
     separator is a word's (``"numpy; python_version<'3.9'"``). A line sh could not split
     (an open quote) gives nothing."""
     # a comment starts a word, as in sh (shlex's own comments cut one: ``#egg=``)
-    lexer = shlex.shlex(_COMMENT.sub("", line), posix=True, punctuation_chars="&|;")
+    uncommented = _COMMENT.sub(lambda match: match.group(1) or "", line)
+    lexer = shlex.shlex(uncommented, posix=True, punctuation_chars="&|;")
     lexer.whitespace_split = True
     lexer.commenters = ""
     commands: list[list[str]] = [[]]
