@@ -15,6 +15,7 @@ from packaging.utils import canonicalize_name
 
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.diffs import parse_patch
+from builder.core.errors import SwtError
 from builder.core.faults import InfrastructureError, as_fault
 from builder.core.files import inside
 from builder.core.gitutil import GitError
@@ -111,6 +112,21 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         fingerprint = {**self.fingerprint(), "spec": digest}
         return result_key(self.name, fingerprint, record.model_dump(mode="json"))
 
+    def holds(self, record: Candidate, stored: Outcome) -> bool:
+        """A stored ``environment_failed`` holds while the record's environment is the one that
+        failed: a change of the install steps that gives only some environments new keys (so
+        that the others are not rebuilt) is not in the result key, and the records whose
+        environment it changes are validated again. Every other stored result holds."""
+        failed = stored.verdict.evidence.get("environment")
+        if stored.verdict.reason is not DropReason.ENVIRONMENT_FAILED or failed is None:
+            return True
+        try:
+            mirror = self.repos.mirror(record.repo, record.base_commit)
+            spec = self._measurable(self.environments.resolve(record, mirror).spec)
+        except (SwtError, GitError, OSError):  # validating it again says what holds now
+            return False
+        return spec.key() == failed
+
     def group(self, record: Candidate) -> str:
         """Instances of one repository version share an environment: one worker builds it."""
         return f"{record.repo}@{record.version or record.environment_setup_commit}"
@@ -176,7 +192,11 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             environment = self.backend.prepare(spec)
         except EnvironmentBuildError as error:
             return Outcome.drop(
-                STAGE, DropReason.ENVIRONMENT_FAILED, error=str(error), log=str(error.log_path)
+                STAGE,
+                DropReason.ENVIRONMENT_FAILED,
+                error=str(error),
+                log=str(error.log_path),
+                environment=spec.key(),
             )
         run_dir = self.work_dir / "runs" / key[:16]
         added: dict[str, str] = {}

@@ -126,6 +126,12 @@ class Stage(abc.ABC):
     def key(self, record: Record) -> str:
         return result_key(self.name, self.fingerprint(), record.model_dump(mode="json"))
 
+    def holds(self, record: Record, stored: Outcome) -> bool:
+        """Whether a result stored under ``record``'s key still holds: a stage whose results
+        depend on something its key cannot name cheaply checks it here (a stored result that
+        no longer holds is computed again)."""
+        return True
+
     def group(self, record: Record) -> str:
         """Records of one group prefer one worker on a cluster (e.g. those sharing an
         environment); "" for no preference."""
@@ -278,8 +284,9 @@ def run_stage(
     kept under the stage's ``evidence_root``): a run killed part way keeps every result that
     came back. An
     infrastructure fault (``builder.core.faults``) is no result: it is counted and listed
-    apart, never stored (one found stored is computed again), and a stage whose first
-    computed records all hit the same one stops (InfrastructureStop, see :data:`EARLY_STOP`)."""
+    apart, never stored (one found stored is computed again, as is one the stage says no
+    longer :meth:`~Stage.holds`), and a stage whose first computed records all hit the same one
+    stops (InfrastructureStop, see :data:`EARLY_STOP`)."""
     inputs = list(records)
     keys = [stage.key(record) for record in inputs]
     outcomes: dict[int, tuple[Outcome, bool]] = {}
@@ -287,7 +294,11 @@ def run_stage(
     for index, key in enumerate(keys):
         stored = store.get(stage.name, key)
         decoded = None if stored is None else _decode(stage, stored)
-        if decoded is None or is_infrastructure(decoded.verdict.reason):
+        if (
+            decoded is None
+            or is_infrastructure(decoded.verdict.reason)
+            or not stage.holds(inputs[index], decoded)
+        ):
             pending.append(index)
         else:
             outcomes[index] = (decoded, True)

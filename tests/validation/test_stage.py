@@ -11,6 +11,7 @@ import json
 import pytest
 
 from builder.core.config import ValidationConfig
+from builder.core.pipeline import Outcome
 from builder.core.records import DropReason
 from recipes.swe_bench import to_candidate
 from tests.support.git import GitRepo
@@ -244,6 +245,44 @@ def test_environment_failure_is_a_drop_with_its_log(make_case, tmp_path):
     )
     assert outcome.verdict.reason is DropReason.ENVIRONMENT_FAILED
     assert outcome.verdict.evidence["log"]
+    assert len(outcome.verdict.evidence["environment"]) == 24  # the key of what failed
+
+
+@pytest.mark.slow
+def test_a_stored_environment_failure_holds_while_its_environment_is_the_same(
+    tmp_path, work_dir, monkeypatch
+):
+    """An install-step change that gives only some environments new keys is not in the result
+    key: the records whose environment it changes are validated again."""
+    from validation.environments.environment import EnvironmentSpec
+
+    repo = GitRepo(tmp_path / "r")
+    base = repo.commit({"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS})
+    candidate = to_candidate(
+        swe_record("fixture/envfail", 1, base, repo.diff({"pkg/__init__.py": FIXED}),
+                   repo.diff({"tests/test_pkg.py": ADD_TEST}))
+    )  # fmt: skip
+    missing = (tmp_path / "no-such-project").as_uri()
+    settings = ValidationConfig(
+        backend="local", repetitions=1, coverage=False, packages=["pytest", f"nothing @ {missing}"]
+    )
+    stage = ValidateStage(settings, work_dir, {"fixture/envfail": str(repo.path)})
+    failed = stage.process(candidate)
+    assert failed.verdict.reason is DropReason.ENVIRONMENT_FAILED
+    assert stage.holds(candidate, failed)
+    key = stage.key(candidate)
+
+    material = EnvironmentSpec.key_material
+
+    def with_a_new_step(spec):  # as a flag only some environments' keys get
+        return {**material(spec), "a_new_install_step": True}
+
+    monkeypatch.setattr(EnvironmentSpec, "key_material", with_a_new_step)
+    changed = ValidateStage(settings, work_dir, {"fixture/envfail": str(repo.path)})
+    assert changed.key(candidate) == key  # the result key does not see it
+    assert not changed.holds(candidate, failed)
+    other = Outcome.drop("validate", DropReason.NO_FAIL_TO_PASS, **failed.verdict.evidence)
+    assert changed.holds(candidate, other)  # only environment failures are checked
 
 
 def test_worktree_left_locked_by_a_killed_run_is_recovered(tmp_path):

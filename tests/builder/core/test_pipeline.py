@@ -196,6 +196,23 @@ def test_a_stored_infrastructure_drop_is_computed_again(tmp_path):
     assert stage.calls == 1 and len(outputs) == 1 and stats.cached == 0
 
 
+class Revised(EvenKeeper):
+    """Says its stored results of odd pull numbers no longer hold (as a stage whose results
+    depend on something outside its key would)."""
+
+    def holds(self, record, stored):
+        return record.pull_number % 2 == 0
+
+
+def test_a_stored_result_the_stage_says_no_longer_holds_is_computed_again(tmp_path):
+    store = ResultStore(tmp_path / "store")
+    _run(EvenKeeper(), RECORDS, store)
+    revised = Revised()
+    outputs, stats, _ = _run(revised, RECORDS, store)
+    assert revised.calls == 4 and stats.cached == 4  # the four odd ones, computed again
+    assert [o.pull_number for o in outputs] == [2, 4, 6, 8]
+
+
 def test_a_stage_whose_records_all_hit_one_fault_stops_with_one_line(tmp_path):
     store = ResultStore(tmp_path / "store")
     stage = FaultyMachine({r.pull_number for r in RECORDS})
