@@ -117,8 +117,12 @@ def repair_history(git_dir: Path, commits: set[str]) -> dict[str, list[str]]:
     ids stay the same, the checkout succeeds, and the stubbed paths are reported (a test that
     reads such a file fails, and the report says why). Only blobs are stubbed: a submodule's
     gitlink (mode 160000) names a commit of another repository, never held here, and stays as
-    it is.
+    it is. The stubs of an earlier call are taken back first: a blob recovered since
+    (``--wheels``) is checked out as it is.
     """
+    earlier = git("for-each-ref", "--format=%(refname:lstrip=2)", "refs/replace", cwd=git_dir)
+    for replaced in earlier.split():
+        git("replace", "-d", replaced, cwd=git_dir)
     empty = git("hash-object", "-w", "--stdin", cwd=git_dir, input_text="").strip()
     stubbed: dict[str, list[str]] = {}
     for commit in sorted(commits):

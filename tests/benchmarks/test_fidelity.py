@@ -104,6 +104,16 @@ def test_missing_blobs_are_stubbed_and_the_gitlink_stays_a_commit(tmp_path: Path
         assert (checkout / "data" / "small.txt").read_text() == "kept\n"
         assert (checkout / HELPERS / "setup_helpers.py").read_text() == "x = 1\n"
     shutil.rmtree(tmp_path / "checkout", ignore_errors=True)
+    # blobs recovered since (as --wheels does) are checked out as they are: the stubs are gone
+    for content in (b"large content\n", b"larger content\n"):
+        subprocess.run(["git", "hash-object", "-w", "--stdin"], input=content, cwd=mirror,
+                       check=True, capture_output=True)  # fmt: skip
+    assert repair_history(mirror, {commit}) == {}
+    assert _git(mirror, "replace", "-l") == ""
+    with worktree(mirror, commit, tmp_path / "again") as checkout:
+        assert (checkout / "data" / "big.bin").read_text() == "large content\n"
+        assert (checkout / "data" / "huge.bin").read_text() == "larger content\n"
+    shutil.rmtree(tmp_path / "again", ignore_errors=True)
 
 
 def _run(side: str, suite: str, errors: tuple[str, ...]) -> RunResult:
