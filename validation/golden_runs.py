@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -133,13 +133,16 @@ class GoldenRuns(ExistingTests):
                 return dropped
         decisive = {*pair.fail_to_pass, *pair.pass_to_pass, *pair.pass_to_fail}
         left_out = tuple(sorted(pair.tests - decisive))
-        extra = job.runner.deselect_options(left_out) if left_out else []
+        extra = job.runner.deselect_options(leavable(left_out, decisive)) if left_out else []
         if extra is None:  # this runner runs whole files: every test is repeated
             extra, left_out = [], ()
         repetitions = list(range(1, self.settings.repetitions))
         touched, reused_ids, files = self._existing_plan(job, mirror, golden)
         deselected = tuple(sorted(reused_ids))
-        existing_extra = job.runner.deselect_options(deselected) if deselected else []
+        others = pair.tests - reused_ids
+        existing_extra = (
+            job.runner.deselect_options(leavable(deselected, others)) if deselected else []
+        )
 
         def side_chain(side: str) -> tuple[list[Any], list[Any] | Outcome]:
             repeated = self._runs(
@@ -235,6 +238,17 @@ class GoldenRuns(ExistingTests):
             extra=extra,
             deselected=deselected,
         )
+
+
+def leavable(left_out: Collection[str], running: Collection[str]) -> tuple[str, ...]:
+    """The ids of ``left_out`` that a run of ``running`` can be told to leave out: pytest's own
+    ``--deselect`` (which a spec's ``test_command`` gets; the launcher's matches exactly) leaves
+    out every test whose node id starts with the one named, and ``t.py::test_a`` would take
+    ``t.py::test_ab`` with it. Such an id runs; the run's verdicts of it are ignored all the
+    same (``RunResult.deselected`` names every id of ``left_out``)."""
+    return tuple(
+        sorted(test for test in left_out if not any(other.startswith(test) for other in running))
+    )
 
 
 def grade_drop(graded: Grade, golden: Runs) -> Outcome | None:

@@ -13,6 +13,7 @@ import pytest
 
 from builder.core.records import DropReason
 from tests.support.stage_fixtures import ADD_TEST, FIXED, runs_of
+from validation.golden_runs import leavable
 
 FLAKY = """
 
@@ -95,3 +96,39 @@ def test_a_flaky_fail_to_pass_candidate_is_repeated_and_caught(make_case, backen
     assert outcome.verdict.reason is DropReason.FLAKY
     verdicts = json.loads(outcome.verdict.evidence["verdicts"])["tests/test_pkg.py::test_flaky"]
     assert verdicts == {"before": ["fail"], "after": ["fail", "pass"]}
+
+
+SKIPPED_PREFIX = """
+
+import pytest
+
+
+@pytest.mark.skip(reason="left out of the repetitions")
+def test_dou():
+    pass
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local"])
+def test_a_test_left_out_of_the_repetitions_takes_no_other_with_it(make_case, backend):
+    """``test_dou`` is skipped in the first pair, so the repetitions leave it out; pytest's own
+    ``--deselect`` would take ``test_double`` (a P→P test whose id starts with it) too, and the
+    repetitions, missing its verdict, made it flaky (astropy-13453's ``test_htmlinputter`` and
+    ``test_htmlinputter_no_bs4`` under the recipe's five runs)."""
+    outcome = make_case(
+        {"tests/test_pkg.py": ADD_TEST + SKIPPED_PREFIX}, {"pkg/__init__.py": FIXED}, repetitions=3
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    assert outcome.output.PASS_TO_PASS == ("tests/test_pkg.py::test_double",)
+    repeated = [run for run in runs_of(outcome) if run.suite == "golden" and run.repetition > 0]
+    assert len(repeated) == 4
+    for run in repeated:
+        assert run.deselected == ("tests/test_pkg.py::test_dou",)
+        assert run.tests["tests/test_pkg.py::test_double"].value == "passed"
+
+
+def test_an_id_that_starts_another_that_runs_is_not_named_to_pytest():
+    running = {"t.py::test_ab", "t.py::C::test_x[1]"}
+    left_out = {"t.py::test_a", "t.py::test_b", "t.py::C::test_x", "t.py::C::test_x[10]"}
+    assert leavable(left_out, running) == ("t.py::C::test_x[10]", "t.py::test_b")

@@ -9,9 +9,10 @@ option and its value are left out (:data:`SINCE`). pytest then runs in this proc
 exit code.
 
 The run also gets :class:`Outcomes`, a plugin that marks an unexpected pass of an xfail test in
-the JUnit report: pytest writes a non-strict xpass there as a plain pass. A pytest older than
-``--deselect`` (:data:`DESELECT_SINCE`) gets :class:`Deselect` in its place, which leaves the
-same tests out at collection.
+the JUnit report: pytest writes a non-strict xpass there as a plain pass. The builder's
+``--deselect`` options are the launcher's own (:class:`Deselect`): it leaves out exactly the
+tests they name, where pytest's option (3.5 and later; older ones lack it) leaves out every
+test whose node id *starts with* one (``t.py::test_a`` takes ``t.py::test_ab`` with it).
 """
 
 import os
@@ -32,9 +33,8 @@ know is ignored by it."""
 
 
 DESELECT = "--deselect"
-DESELECT_SINCE = (3, 5)
-"""pytest 3.5.0 (2018-03-21) added ``--deselect NODEID_PREFIX`` (its changelog, #3198); the
-builder passes it to leave tests out of a run (the existing-test pass)."""
+"""The option the builder names a test to leave out with (``PytestRunner.deselect_options``):
+taken out of the arguments here and applied by :class:`Deselect`, on every pytest."""
 
 
 def version(text):
@@ -69,33 +69,31 @@ def supported(args, installed):
     return kept
 
 
-def deselections(args, installed):
-    """``args`` without their ``--deselect`` options, and the node id prefixes those named,
-    when the pytest of version ``installed`` lacks the option; else ``args`` as they are."""
-    if installed >= DESELECT_SINCE:
-        return list(args), []
-    kept, prefixes = [], []
+def deselections(args):
+    """``args`` without their ``--deselect`` options, and the node ids those named."""
+    kept, ids = [], []
     rest = iter(args)
     for arg in rest:
         if arg == DESELECT:
-            prefixes.append(next(rest, ""))
+            ids.append(next(rest, ""))
         elif arg.startswith(DESELECT + "="):
-            prefixes.append(arg[len(DESELECT) + 1 :])
+            ids.append(arg[len(DESELECT) + 1 :])
         else:
             kept.append(arg)
-    return kept, [prefix for prefix in prefixes if prefix]
+    return kept, [node for node in ids if node]
 
 
 class Deselect:
-    """``--deselect`` for a pytest that lacks it: the collected tests whose node id starts with
-    one of ``prefixes`` are left out and reported as deselected, as pytest 3.5 does."""
+    """Leaves out at collection the tests whose node id is one of ``ids``, and reports them as
+    deselected: only those. pytest's own ``--deselect`` matches node id prefixes, so leaving out
+    ``test_a`` would leave out ``test_ab`` too, and its verdict would be missing from the run."""
 
-    def __init__(self, prefixes):
-        self.prefixes = tuple(prefixes)
+    def __init__(self, ids):
+        self.ids = frozenset(ids)
 
     def pytest_collection_modifyitems(self, config, items):
-        chosen = [item for item in items if not item.nodeid.startswith(self.prefixes)]
-        dropped = [item for item in items if item.nodeid.startswith(self.prefixes)]
+        chosen = [item for item in items if item.nodeid not in self.ids]
+        dropped = [item for item in items if item.nodeid in self.ids]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = chosen
@@ -142,8 +140,8 @@ def main(args):
 
     Outcomes.pytest_runtest_logreport = first(Outcomes.pytest_runtest_logreport, pytest)
     installed = version(pytest.__version__)
-    arguments, prefixes = deselections(supported(args, installed), installed)
-    plugins = [Outcomes(), *([Deselect(prefixes)] if prefixes else [])]
+    arguments, ids = deselections(supported(args, installed))
+    plugins = [Outcomes(), *([Deselect(ids)] if ids else [])]
     return int(pytest.main(arguments, plugins=plugins))
 
 

@@ -60,13 +60,33 @@ def test_pytest_starts_through_the_launcher_when_the_session_provides_it():
     assert given[:4] == list(own.launcher) and "--no-header" not in given  # as the spec says
 
 
-def test_launcher_takes_deselect_options_out_for_a_pytest_older_than_3_5():
+def test_launcher_takes_the_deselect_options_out_to_apply_them_itself():
     args = ["-rA", "--deselect", "t.py::a", "--deselect=t.py::b", "t.py"]
-    assert pytest_launcher.deselections(args, (3, 5, 0)) == (args, [])
-    assert pytest_launcher.deselections(args, (3, 3, 1)) == (
-        ["-rA", "t.py"],
-        ["t.py::a", "t.py::b"],
-    )
+    assert pytest_launcher.deselections(args) == (["-rA", "t.py"], ["t.py::a", "t.py::b"])
+
+
+PREFIXED = "def test_a():\n    pass\n\n\ndef test_ab():\n    pass\n"
+
+
+def test_the_launcher_leaves_out_exactly_the_tests_named(tmp_path):
+    """pytest's ``--deselect`` leaves out every test whose node id starts with the one named:
+    ``test_a`` takes ``test_ab`` with it, and a repetition would miss its verdict. Through the
+    launcher only ``test_a`` is left out."""
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_p.py").write_text(PREFIXED)
+    runner = make_runner("pytest")
+    folder = PYTEST_LAUNCHER.place(tmp_path / "tools")
+    left_out = runner.deselect_options(["tests/test_p.py::test_a"])
+    ran = {}
+    for name, runtime in (("launched", str(folder)), ("plain", None)):
+        report = tmp_path / f"{name}.xml"
+        command = runner.command(sys.executable, ["tests/test_p.py"], str(report), left_out,
+                                 runtime=runtime)  # fmt: skip
+        subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=120)
+        ran[name] = runner.results(report.read_bytes(), ["tests/test_p.py"])[0]
+    assert ran["launched"] == {"tests/test_p.py::test_ab": TestStatus.PASSED}
+    assert ran["plain"] == {}  # pytest's own option took both
 
 
 @pytest.mark.parametrize(
