@@ -8,8 +8,15 @@ from typing import Any
 
 from builder.core.records import RunResult
 from validation import coverage
+from validation.runs import test_ids
 from validation.runs.backends import Session
-from validation.runs.junit import ReportError, failure_messages, network_errors, skip_reasons
+from validation.runs.junit import (
+    ReportError,
+    failure_messages,
+    network_errors,
+    raw_ids,
+    skip_reasons,
+)
 from validation.runs.runners import Runner
 
 
@@ -39,7 +46,11 @@ def measured_run(
     otherwise; ``side_lines`` are the lines of those files the JSON report must account for.
     The measurement is None when the run timed out or wrote no report: a cut-short run's
     coverage is no measurement. ``wrap``, when given, turns the command into the one that runs
-    (e.g. under the line counter, ``validation.coverage.counts``)."""
+    (e.g. under the line counter, ``validation.coverage.counts``).
+
+    Every test id is canonical (``validation.runs.test_ids``): the pytest launcher made it so in
+    the run, and any runner's ids are made so here with the session's paths; the ids as the
+    runner reported them are the run's ``raw_ids``."""
     include = sorted(set(include))
     measure = bool(include)
     report_name = f"{name}-{runner.report_name}" if runner.report_name else None
@@ -74,8 +85,14 @@ def measured_run(
         if report is not None:
             (logs / report_name).write_bytes(report)
     parsed = runner.results(report, files)
-    tests, errors = parsed if parsed is not None else ({}, [])
-    tests = {test: status for test, status in tests.items() if test not in deselected}
+    reported, errors = parsed if parsed is not None else ({}, [])
+    places = test_ids.Places(session.id_places())
+    names = {test: test_ids.canonical(test, places) for test in reported}
+    renamed = _from_report(raw_ids, runner, report, files, reported)  # by the launcher
+    raws = {names[test]: renamed.get(test, test) for test in reported}
+    tests = {
+        names[test]: status for test, status in reported.items() if names[test] not in deselected
+    }
     run = RunResult(
         side=side,
         suite=suite,
@@ -89,9 +106,16 @@ def measured_run(
         collection_errors=tuple(errors),
         log_path=str(log_path),
         deselected=deselected,
-        network_errors=_from_report(network_errors, runner, report, files, tests),
-        skip_reasons=_from_report(skip_reasons, runner, report, files, tests),
-        failure_messages=_from_report(failure_messages, runner, report, files, tests),
+        network_errors=_renamed(
+            _from_report(network_errors, runner, report, files, reported), names, tests
+        ),
+        skip_reasons=_renamed(
+            _from_report(skip_reasons, runner, report, files, reported), names, tests
+        ),
+        failure_messages=_renamed(
+            _from_report(failure_messages, runner, report, files, reported), names, tests
+        ),
+        raw_ids={test: raw for test, raw in raws.items() if test in tests and raw != test},
         crashed=runner.crash(completed.exit_code, _log_text(log_path)),
         daemon_interruptions=completed.interruptions,
     )
@@ -120,6 +144,13 @@ def _from_report(
     except ReportError:
         return {}
     return {test: text for test, text in found.items() if test in tests}
+
+
+def _renamed(
+    found: Mapping[str, str], names: Mapping[str, str], tests: Mapping[str, Any]
+) -> dict[str, str]:
+    """``found`` keyed by the canonical ids (``names``) of the run's tests."""
+    return {names[test]: text for test, text in found.items() if names[test] in tests}
 
 
 def _log_text(path: Path) -> str:

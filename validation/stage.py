@@ -34,7 +34,7 @@ from validation.golden_coverage import change_coverage
 from validation.golden_runs import GoldenRuns, read_file, with_runs
 from validation.instance_record import instance_record
 from validation.job import STAGE, Job
-from validation.runs import checkout_path
+from validation.runs import checkout_path, test_ids
 from validation.runs.backends import make_backend
 from validation.runs.patches import PatchError, runnable_test_files, unsafe_patch_paths
 from validation.runs.runners import PYTEST_LAUNCHER, make_runner
@@ -97,6 +97,7 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             "pytest_launcher": PYTEST_LAUNCHER.digest,  # how a pytest run's outcomes are read
             "metadata": [metadata.VERSION, metadata.SHIM.digest],
             "checkout_path": checkout_path.VERSION,  # how the checkout wins over the install
+            "test_ids": test_ids.VERSION,  # the canonical form of a test id (every runner)
             "test_imports": test_imports.VERSION,  # a spec may turn it on for its repository
             "test_file_facts": test_file_facts.VERSION,  # what compare reads of the test files
         }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from validation.runs.runners import make_runner
+from validation.runs.test_ids import PLACEHOLDERS
 
 DEFAULT_RUNNER = "pytest"
 """The runner of an instance whose run_metadata names none (pytest node ids)."""
@@ -30,11 +31,14 @@ def short_path_option(test_id: str) -> str:
     """``test_id`` with a parametrize id that starts with one ``/`` (and has no ``*``) reduced to
     ``/`` and its last path component, as SWE-bench's ``parse_log_pytest_options`` (its parser
     for requests, pylint, pydicom) records it: ``test_stdin[/testbed/tests/m.py-m-/testbed/m.py]``
-    is ``test_stdin[/m.py]``. Idempotent; other ids are returned unchanged."""
+    is ``test_stdin[/m.py]``. A canonical id's path (``<testbed>/tests/m.py``: ``test_ids``) is
+    such a path. Idempotent; other ids are returned unchanged."""
     found = _OPTION.search(test_id)
     if found is None:
         return test_id
     main, option = found.groups()
+    if option.startswith(PLACEHOLDERS):  # a path of the run's machine, made canonical
+        option = "/" + option.split(">", 1)[1].lstrip("/")
     if not option.startswith("/") or option.startswith("//") or "*" in option:
         return test_id
     return f"{main}[/{option.split('/')[-1]}]"

@@ -258,6 +258,13 @@ class RunResult(Record):
         description="tries of this run before it that the Docker daemon interrupted (restarted, "
         "the container removed or stopped from outside): no result, run again in a new container",
     )
+    raw_ids: SortedDict[str] = Field(
+        default_factory=dict,
+        description="canonical test id → the id as the runner reported it, for each test whose "
+        "id held a path of the run's machine (the work dir, an environment's or interpreter's "
+        "prefix, the checkout, the run's home or temp dir; validation.runs.test_ids) or was "
+        "too long or not UTF-8: the evidence; every other field names the canonical id",
+    )
 
 
 class Transitions(BaseModel):

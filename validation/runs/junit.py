@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ElementTree
 from builder.core.errors import SwtError
 from builder.core.records import TestStatus
 from validation.runs.parsers import file_for_module
-from validation.runs.pytest_launcher import OUTCOME_PROPERTY, XPASSED
+from validation.runs.pytest_launcher import OUTCOME_PROPERTY, RAW_ID_PROPERTY, XPASSED
 
 
 class ReportError(SwtError, ValueError):
@@ -106,6 +106,21 @@ def network_errors(report: bytes, files: list[str]) -> dict[str, str]:
         if line is not None:
             errors[node] = line.strip()[:500]
     return errors
+
+
+def raw_ids(report: bytes, files: list[str]) -> dict[str, str]:
+    """Test id → the id pytest made, for each test whose id the launcher made canonical (its
+    ``swt_raw_id`` property)."""
+    raws: dict[str, str] = {}
+    for case in _root(report).iter("testcase"):
+        node = _node_id(case, files)
+        raw = next(
+            (p.get("value") for p in case.iter("property") if p.get("name") == RAW_ID_PROPERTY),
+            None,
+        )
+        if node is not None and raw:
+            raws[node] = raw
+    return raws
 
 
 REASON_CHARS = 300

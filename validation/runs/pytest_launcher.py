@@ -13,6 +13,10 @@ the JUnit report: pytest writes a non-strict xpass there as a plain pass. The bu
 ``--deselect`` options are the launcher's own (:class:`Deselect`): it leaves out exactly the
 tests they name, where pytest's option (3.5 and later; older ones lack it) leaves out every
 test whose node id *starts with* one (``t.py::test_a`` takes ``t.py::test_ab`` with it).
+
+Every node id is made canonical first (:class:`Canonical`, ``test_ids``): the host paths in it
+(the checkout, the environment's prefix, the interpreter's, the run's home and temp dir)
+become placeholders, in the report, the terminal summary and the ids deselection matches.
 """
 
 import os
@@ -99,6 +103,54 @@ class Deselect:
             items[:] = chosen
 
 
+RAW_ID_PROPERTY = "swt_raw_id"
+"""The JUnit ``<property>`` :class:`Canonical` writes on a test whose id it changed: the id as
+pytest made it (the evidence; the report's name is the canonical one)."""
+
+
+class Canonical:
+    """Makes each collected item's node id canonical (``test_ids.canonical``) before any other
+    plugin reads it, and writes the raw id of a changed one into its JUnit ``<testcase>``."""
+
+    def __init__(self, canonical, places):
+        self.canonical = canonical
+        self.places = places
+        self.raw = {}
+
+    def pytest_collection_modifyitems(self, config, items):
+        for item in items:
+            raw = item.nodeid
+            node = self.canonical(raw, self.places)
+            if node != raw and renamed(item, node):
+                self.raw[node] = raw
+
+    def pytest_runtest_logreport(self, report):
+        raw = self.raw.get(report.nodeid)
+        if raw is not None and report.when == "teardown":
+            properties = getattr(report, "user_properties", None)
+            if isinstance(properties, list):
+                properties.append((RAW_ID_PROPERTY, raw))
+
+
+def renamed(item, node):
+    """Gives ``item`` the node id ``node`` on the installed pytest: the structured id of pytest 9
+    and later (``_id``, parsed from the text), the ``_nodeid`` of earlier ones (2.x set it the
+    first time ``nodeid`` was read). False, with the id left as it was, where neither holds."""
+    structured = getattr(item, "_id", None)
+    if hasattr(structured, "names") and hasattr(structured, "parse"):
+        attribute, value = "_id", type(structured).parse(node)
+    elif hasattr(item, "_nodeid"):
+        attribute, value = "_nodeid", node
+    else:
+        return False
+    before = getattr(item, attribute)
+    setattr(item, attribute, value)
+    if item.nodeid == node:
+        return True
+    setattr(item, attribute, before)
+    return False
+
+
 OUTCOME_PROPERTY = "swt_outcome"
 """The JUnit ``<property>`` name :class:`Outcomes` writes (its value: :data:`XPASSED`)."""
 XPASSED = "xpassed"
@@ -135,13 +187,18 @@ def first(function, pytest):
 
 
 def main(args):
+    import _swt_test_ids as test_ids  # this folder's copy of validation/runs/test_ids.py
+
     sys.path[0] = os.getcwd()  # as `python -m pytest`: the working directory, not this folder
     import pytest
 
+    Canonical.pytest_collection_modifyitems = first(Canonical.pytest_collection_modifyitems, pytest)
+    Canonical.pytest_runtest_logreport = first(Canonical.pytest_runtest_logreport, pytest)
     Outcomes.pytest_runtest_logreport = first(Outcomes.pytest_runtest_logreport, pytest)
     installed = version(pytest.__version__)
     arguments, ids = deselections(supported(args, installed))
-    plugins = [Outcomes(), *([Deselect(ids)] if ids else [])]
+    canonical = Canonical(test_ids.canonical, test_ids.process_places())
+    plugins = [canonical, Outcomes(), *([Deselect(ids)] if ids else [])]
     return int(pytest.main(arguments, plugins=plugins))
 
 

@@ -14,7 +14,10 @@ from validation.runs.parsers import django as django_parser
 from validation.runs.parsers import sympy as sympy_parser
 from validation.runs.parsers import unittest as unittest_parser
 
-PYTEST_LAUNCHER = RuntimeFiles("validation.runs", (("_swt_pytest.py", "pytest_launcher.py"),))
+PYTEST_LAUNCHER = RuntimeFiles(
+    "validation.runs",
+    (("_swt_pytest.py", "pytest_launcher.py"), ("_swt_test_ids.py", "test_ids.py")),
+)
 """What starts pytest in a run: it leaves out the options the installed pytest lacks (see
 ``pytest_launcher.py``), so one command line fits every pytest an environment may get."""
 

@@ -116,7 +116,9 @@ OLD_PROJECT = {
     "tests/__init__.py": "",
     "tests/test_a.py": "import helper\nimport pytest\n\ndef test_pass():\n"
     "    assert helper.VALUE == 1\n\ndef test_fail():\n    assert helper.VALUE == 2\n\n"
-    "@pytest.mark.xfail(reason='known')\ndef test_xpass():\n    pass\n",
+    "@pytest.mark.xfail(reason='known')\ndef test_xpass():\n    pass\n\n"
+    "import os\n\n@pytest.mark.parametrize('where', [os.getcwd() + '/d.txt'])\n"
+    "def test_where(where):\n    pass\n",
     "tests/test_broken.py": "import no_such_module_swt\n",
     "helper.py": "VALUE = 1\n",
     "tox.ini": "[pytest]\n",  # the rootdir, for every pytest
@@ -128,7 +130,8 @@ OLD_PROJECT = {
 def test_old_pytests_run_the_command_and_their_results_are_read(pin, tmp_path):
     """The same command line on pytest 2.9 (no -o, no --continue-on-collection-errors: it would
     reject them; it goes on past collection errors by itself) and 4.6 (on Python 3.6): it runs,
-    imports from the working directory as ``python -m pytest`` does, and its report is read."""
+    imports from the working directory as ``python -m pytest`` does, its ids are canonical and
+    its report is read."""
     interpreters = Interpreters()
     if interpreters.find("3.6") is None:
         pytest.skip("no Python 3.6 interpreter on this machine")
@@ -159,6 +162,8 @@ def test_old_pytests_run_the_command_and_their_results_are_read(pin, tmp_path):
         "tests/test_a.py::test_pass": TestStatus.PASSED,
         # pytest 2.9 reports it as a skip with its own message; 4.6 gets the launcher's mark
         "tests/test_a.py::test_xpass": TestStatus.XPASS,
+        # the checkout in a parametrize id, made canonical by the launcher on either pytest
+        "tests/test_a.py::test_where[<testbed>/d.txt]": TestStatus.PASSED,
     }
 
 

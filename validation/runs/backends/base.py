@@ -10,6 +10,7 @@ from pathlib import Path
 from builder.core.config import DockerConfig, ValidationConfig
 from validation.environments.environment import EnvironmentSpec
 from validation.environments.runtime import RuntimeFiles
+from validation.runs import test_ids
 from validation.runs.process import Completed
 
 
@@ -31,6 +32,15 @@ class Session(abc.ABC):
 
     tree: Path
     """The checkout on this machine (what the runs see at their fixed path); read, never run."""
+
+    work_dir: Path | None = None
+    """The builder's work dir, when the backend has one (a place of test ids: ``test_ids``)."""
+
+    def id_places(self) -> list[tuple[str, str]]:
+        """The paths of this session's runs that a test id may hold, with their placeholders
+        (``validation.runs.test_ids``), as commands see them; runs get those a process cannot
+        find itself in ``test_ids.PLACES_VARIABLE``."""
+        return [(str(self.work_dir), test_ids.WORK)] if self.work_dir else []
 
     @abc.abstractmethod
     def apply(self, patch: str, label: str, check_only: bool = False) -> None:

@@ -37,11 +37,17 @@ from validation.environments.environment import EnvironmentSpec, merge_env
 from validation.environments.images import SUITES
 from validation.environments.metadata import SHIM, Identity, identity
 from validation.environments.runtime import RuntimeFiles
-from validation.runs import checkout_path, host_kill
+from validation.runs import checkout_path, host_kill, test_ids
 from validation.runs.backends.base import Backend, Session, read_optional
 from validation.runs.patches import apply_patch
 from validation.runs.process import Completed
 
+RUN_DIR = "/swt"
+"""The run's own folder in a container (scratch files, tools, the metadata shadow)."""
+HOME = "/swt/home"
+TMP = "/swt/tmp"
+"""The run's home and temp dir: its own, empty, at the paths a sandboxed local run has them
+(a test id holding either names it alike on both backends: ``test_ids``)."""
 SCRATCH = "/swt/scratch"
 METADATA = "/swt/metadata"
 TOOLS = "/swt/tools"
@@ -106,7 +112,7 @@ class DockerSession(Session):
         )
         self.containers.append(container.id)
         try:
-            scratch = ("swt", SCRATCH.strip("/"))
+            scratch = ("swt", SCRATCH.strip("/"), HOME.strip("/"), TMP.strip("/"))
             container.put_archive("/", tar_tree(self.tree, WORKDIR.strip("/"), dirs=scratch))
             container.put_archive("/", self._checkout_pth())
             if self.provided:
@@ -150,6 +156,13 @@ class DockerSession(Session):
             entries.update(files.entries(root))
         return tar_files(entries, {name: 0o755 for name, data in entries.items() if data is None})
 
+    def id_places(self) -> list[tuple[str, str]]:
+        """The container's checkout, environment, run dir, home and temp dir; the launcher in
+        the run adds the interpreter's prefix."""
+        python = self.environment.spec.python
+        pairs = test_ids.run_pairs(WORKDIR, VENV, "", python, HOME, TMP)
+        return [*pairs, (RUN_DIR, test_ids.RUN)]
+
     def scratch_path(self, name: str) -> str:
         return f"{SCRATCH}/{name}"
 
@@ -169,11 +182,12 @@ class DockerSession(Session):
         """What a run sees besides the image's variables (the checkout is on the import path
         through its ``.pth``, not ``PYTHONPATH``: see ``checkout_path``)."""
         base = {
-            "HOME": "/root",
-            "TMPDIR": "/tmp",
+            "HOME": HOME,
+            "TMPDIR": TMP,
             **({} if self.bytecode else {"PYTHONDONTWRITEBYTECODE": "1"}),
             "LANG": "C.UTF-8",
         }
+        base[test_ids.PLACES_VARIABLE] = test_ids.places_variable(self.id_places())
         return merge_env(base, self.environment.spec)
 
 

@@ -30,7 +30,7 @@ from validation.environments.metadata import SHIM, Identity, identity
 from validation.environments.refusal import SandboxRefused, refused_run
 from validation.environments.runtime import RuntimeFiles
 from validation.environments.sandbox import require as require_sandbox
-from validation.runs import checkout_path, host_kill
+from validation.runs import checkout_path, host_kill, test_ids
 from validation.runs.backends.base import Backend, Session, read_optional
 from validation.runs.patches import apply_patch
 from validation.runs.process import Completed, run_killable
@@ -225,6 +225,22 @@ class LocalSession(Session):
         for site_packages in sorted(environment.glob("lib/python*/site-packages")):
             write_text_if_changed(site_packages / checkout_path.PTH, text)
 
+    def id_places(self) -> list[tuple[str, str]]:
+        """The checkout, the environment and the interpreter it links to, the run dir with its
+        home and temp dir, as the run sees them (the environment at its own path), and the
+        work dir."""
+        environment = self.python.parent.parent
+        interpreter = Path(os.path.realpath(self.python)).parent.parent
+        version = self.spec.python if self.spec is not None else ""
+        return [
+            *super().id_places(),
+            *test_ids.run_pairs(
+                self.testbed, str(environment), str(interpreter) if version else "", version,
+                f"{self.inside}/home", f"{self.inside}/tmp",
+            ),
+            (self.inside, test_ids.RUN),
+        ]  # fmt: skip
+
     def scratch_path(self, name: str) -> str:
         return f"{self.inside}/scratch/{name}"
 
@@ -246,6 +262,7 @@ class LocalSession(Session):
             **({} if self.bytecode else {"PYTHONDONTWRITEBYTECODE": "1"}),
             "LANG": "C.UTF-8",
             "VIRTUAL_ENV": str(self.python.parent.parent),
+            test_ids.PLACES_VARIABLE: test_ids.places_variable(self.id_places()),
         }
         if self.bwrap is None:  # the environment's shared file reads the run's paths here
             self._shared_checkout_pth()
@@ -338,7 +355,9 @@ class LocalBackend(Backend):
         self, environment: Path, mirror: Path, commit: str, run_dir: Path
     ) -> Iterator[LocalSession]:
         with worktree(mirror, commit, run_dir / "repo") as tree:
-            yield LocalSession(
+            session = LocalSession(
                 tree, run_dir, environment, self._specs.get(environment), self.limits,
                 identity(mirror, commit), self.bwrap,
             )  # fmt: skip
+            session.work_dir = self.work_dir
+            yield session
