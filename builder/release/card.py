@@ -8,6 +8,7 @@ from typing import Any
 
 from builder.core.pipeline import StageStats
 from builder.core.records import Instance
+from builder.release.reproduce import facts_markdown
 from builder.release.rolling import Cutoff
 from builder.release.splits import CONFIG_ORDER, FULL, LITE, SPLIT, SplitPlan
 from builder.release.stats import StatRow, markdown_table
@@ -138,8 +139,10 @@ def render_card(
     tables: Mapping[str, list[StatRow]],
     cutoffs: Sequence[Cutoff],
     figures: Mapping[str, str],
+    reproduce: Mapping[str, Any] | None = None,
 ) -> str:
-    """The README.md of the dataset (deterministic: no dates or machine details)."""
+    """The README.md of the dataset (deterministic: no dates, paths or host names; the
+    ``reproduce`` facts, when given, name the toolkit, platform and environments of the build)."""
     lite = plan.lite.to_dict() if plan.lite is not None else None
     configs = "\n".join(
         f"- `{config}`: {_CONFIG_TEXT.get(config, config)}"
@@ -178,6 +181,7 @@ def render_card(
         "`CHANGELOG.md` lists the instance ids added and removed per split in every release; "
         "`manifest.json` holds the sha256 of every file, the resolved configuration, the "
         "toolkit version and the counts.\n"
+        + (f"\n## Reproduce\n\n{facts_markdown(reproduce)}" if reproduce is not None else "")
     )
 
 

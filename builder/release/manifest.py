@@ -1,4 +1,5 @@
-"""The release manifest: sha256 of every file, the resolved config, toolkit version, counts."""
+"""The release manifest: sha256 of every file, the resolved config, toolkit version, counts and
+what a rebuild needs to give the same bytes."""
 
 from __future__ import annotations
 
@@ -79,8 +80,10 @@ def write_manifest(
     counts: Mapping[str, Any],
     fingerprint: str,
     previous_version: str | None,
+    reproduce: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Hash the finished dataset dir and write ``manifest.json`` (deterministic: no dates)."""
+    """Hash the finished dataset dir and write ``manifest.json`` (deterministic: no dates);
+    ``reproduce``: what a rebuild needs to give the same bytes (``reproduce.rebuild_facts``)."""
     from builder.release.export import features_sha256  # imports datasets: only when writing
 
     manifest = {
@@ -96,6 +99,8 @@ def write_manifest(
         "config": portable_config(config),
         "files": hash_files(dataset_dir),
     }
+    if reproduce is not None:
+        manifest["reproduce"] = dict(reproduce)
     atomic_write_text(dataset_dir / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
 

@@ -19,6 +19,7 @@ from builder.release.manifest import (
     portable_config,
     write_manifest,
 )
+from builder.release.reproduce import rebuild_facts
 from builder.release.rolling import load_cutoffs, read_registry_text
 from builder.release.versions import (
     changelog_entry,
@@ -113,6 +114,7 @@ def write_release(
     }
     atomic_write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
     figures = write_figures(out, ordered, funnel)
+    facts = rebuild_facts(ordered)
     card = render_card(
         name=config.name,
         version=config.release.version,
@@ -123,6 +125,7 @@ def write_release(
         tables=tables,
         cutoffs=load_cutoffs(config.rolling.cutoffs),
         figures=figures,
+        reproduce=facts,
     )
     atomic_write_text(out / "README.md", card)
     splits = [split.to_manifest() for split in plan.splits]
@@ -137,6 +140,7 @@ def write_release(
         counts={"instances": len(instances), "funnel": funnel_dicts, "splits": split_rows},
         fingerprint=fingerprint,
         previous_version=previous_manifest["version"] if previous_manifest else None,
+        reproduce=facts,
     )
     return ReleaseResult(out, config.release.version, plan, split_rows)
 
