@@ -23,6 +23,7 @@ from builder.evaluate.records import EvalResult, EvalTask, MutantResult
 from builder.evaluate.scripts import ScriptRunner
 from builder.evaluate.unified import unified_diff
 from validation import coverage
+from validation.coverage.counts import COUNTER
 from validation.coverage.credit import VERSION as CREDIT_VERSION
 from validation.coverage.credit import Credit, credit_for, delta_coverage
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
@@ -32,7 +33,7 @@ from validation.measured_run import measured_run
 from validation.runs.backends import Session
 from validation.runs.generated import place_generated
 from validation.runs.patches import PatchError, runnable_test_files
-from validation.runs.runners import Runner, make_runner
+from validation.runs.runners import PYTEST_LAUNCHER, Runner, make_runner
 from validation.stage import ValidateStage, measurable
 from validation.test_changes import generated, patch_changes
 
@@ -85,6 +86,7 @@ class EvaluateStage(Stage):
             "backend": self.backend.fingerprint(),
             "environments": self.environments.fingerprint(),
             "toolkit": __version__,
+            "runtime": [COUNTER.digest, PYTEST_LAUNCHER.digest],  # what runs in each run
         }
 
     def key(self, record: EvalTask) -> str:

@@ -178,7 +178,7 @@ def test_threads_are_counted(counted, repo):
 @pytest.mark.parametrize("version", ["venv", "3.6", "3.13"])
 def test_a_forked_child_leaves_the_report_to_its_parent(counted, repo, version):
     """A child that forks off and ends normally (through the counter's ``finally``) neither
-    writes the report nor adds to it: child processes are not followed."""
+    writes the report nor adds to it: a fork is not followed, as with ``trace.py``."""
     (repo / "forker.py").write_text(
         "import os\n\nfrom pkg.mod import twice\n\npid = os.fork()\nif pid == 0:\n"
         "    twice(1)\n    twice(2)\nelse:\n    os.waitpid(pid, 0)\n    twice(3)\n"
@@ -186,6 +186,93 @@ def test_a_forked_child_leaves_the_report_to_its_parent(counted, repo, version):
     done, counts = counted([_interpreter(version), "forker.py"])
     assert (done.returncode, done.stderr) == (0, "")
     assert counts.counts["pkg/mod.py"][TWICE_BODY] == 1
+
+
+SPAWNER = """\
+import subprocess
+import sys
+
+from pkg.mod import twice
+
+twice(0)
+subprocess.run([sys.executable, "-c", "from pkg.mod import twice; twice(1); twice(2)"], check=True)
+subprocess.run([sys.executable, "child.py"], check=True, cwd="sub")
+"""
+
+
+@pytest.mark.parametrize("version", ["venv", "3.6", "3.13"])
+def test_python_children_are_counted_into_the_same_report(counted, repo, version):
+    """As ``trace.py`` follows them: a ``-c`` child, a script child in another working
+    directory (nesting a grandchild): every Python process's counts are summed into the one
+    report, the targets relative to the first process's directory."""
+    (repo / "spawner.py").write_text(SPAWNER)
+    (repo / "sub").mkdir()
+    (repo / "sub" / "child.py").write_text(
+        "import subprocess, sys\nsys.path.insert(0, '..')\nfrom pkg.mod import twice\n"
+        "twice(3)\nsubprocess.run([sys.executable, '-c', "
+        "'import sys; sys.path.insert(0, \"..\"); from pkg.mod import twice; twice(4)'])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    done, counts = counted([_interpreter(version), "spawner.py"], env=env)
+    assert done.returncode == 0, done.stderr
+    # spawner 1, -c child 2, child.py 1, its grandchild 1
+    assert counts.counts["pkg/mod.py"][TWICE_BODY] == 5
+    assert counts.counts["pkg/mod.py"][DEF_LOOP] == 4  # each process imported the module once
+
+
+def test_a_python_child_through_a_shell_fails_to_start_as_under_trace_py(counted, repo):
+    """trace.py joins a shell command's wrapped arguments with spaces: its include pattern's
+    parentheses reach ``sh`` unquoted. The counter joins them alike, and the child fails."""
+    (repo / "shell.py").write_text(
+        "import subprocess\nprint(subprocess.run('python3 main.py', shell=True).returncode)\n"
+    )
+    done, counts = counted([sys.executable, "shell.py"])
+    assert done.returncode == 0 and done.stdout.strip() != "0"
+    assert "pkg/mod.py" not in counts.counts  # the child counted nothing
+
+
+@pytest.mark.parametrize(
+    ("args", "options", "program"),
+    [
+        (["python", "-m", "pytest", "-x"], [], ["-m", "pytest", "-x"]),
+        (["/e/bin/python3.9", "-B", "-W", "ignore", "s.py", "a"], ["-B", "-W", "ignore"],
+         ["s.py", "a"]),
+        (["python", "-Im", "mod"], ["-I"], ["-m", "mod"]),
+        (["python", "-mpytest"], [], ["-m", "pytest"]),
+        (["python", "--", "s.py"], [], ["s.py"]),
+        (["python", "-c", "print(1)", "x"], [], ["-c", "print(1)", "x"]),
+    ],
+)  # fmt: skip
+def test_a_python_child_runs_under_the_counter_after_its_options(args, options, program):
+    prefix = ["COUNTER", "--root", "/r", "REPORT", "{}"]
+    wrapped = counter_module.child_command(args, prefix)
+    # the parent's interpreter, as trace.py runs it
+    assert wrapped == [sys.executable, *options, *prefix, *program]
+
+
+@pytest.mark.parametrize(
+    "args", [["git", "status"], ["python", "-i"], ["python", "-"], ["python"], ["python", "-c"]]
+)
+def test_other_programs_and_interactive_or_stdin_pythons_are_not_wrapped(args):
+    assert counter_module.child_command(args, ["COUNTER"]) is None
+
+
+def test_reports_of_two_processes_add_up():
+    first = {"version": 1, "files": {"a.py": {"executable": [1, 2], "counts": {"1": 2}}}}
+    second = {
+        "version": 1,
+        "files": {"a.py": {"executable": [2, 3], "counts": {"1": 1, "3": 4}}, "b.py": {
+            "executable": [], "counts": {}, "error": "OSError: x"}},
+        "replaced": True,
+    }  # fmt: skip
+    assert counter_module.merged(first, second) == {
+        "version": 1,
+        "files": {
+            "a.py": {"executable": [1, 2, 3], "counts": {"1": 3, "3": 4}},
+            "b.py": {"executable": [], "counts": {}, "error": "OSError: x"},
+        },
+        "replaced": True,
+    }
 
 
 @pytest.mark.parametrize("version", ["venv", "3.13"])

@@ -47,10 +47,19 @@ interpreter's own exit: ``atexit`` handlers and threads still running then are n
 in ``trace.py``), and the report is written then, once (in a ``finally``; an ``atexit`` backstop
 writes it if that never ran; a forked child, whose tracer is stopped at the fork, never writes;
 a command ending through ``os._exit`` or a signal leaves none, as with ``trace.py``).
-Child processes are not followed (``trace.py`` re-runs Python subprocesses under itself: that is
-not reproduced here): a line run only in a subprocess or a multiprocessing worker counts 0.
+Python child processes started through ``subprocess.Popen`` are followed, as ``trace.py``
+follows them (it patches ``Popen.__init__``): a child whose program's name contains ``python``
+runs under this counter too (:func:`child_command`, its rules for where the interpreter's
+options end), with the parent's interpreter (``sys.executable``, as ``trace.py`` does), the same
+report and targets, and the parent's working directory at start as the root the targets are
+relative to (``--root``). Each process adds its counts to the report under a lock
+(:func:`merge_report`): the report is the sum over the command's Python processes. A child
+started through a shell (``shell=True``) gets its arguments joined unquoted, as ``trace.py``
+joins them, and fails to start under either. Not followed,
+as with ``trace.py``: ``os.exec*``, ``os.spawn*``, ``multiprocessing`` workers (forked, or spawned
+without ``Popen``), an interactive ``python -i`` and ``python -`` (stdin).
 
-REPORT (JSON, written whole)::
+REPORT (JSON, written whole; a child's counts are added to it, file by file and line by line)::
 
     {"version": 1, "files": {path: {"executable": [wanted lines in the static line table],
                                     "counts": {"line": count}}}}
@@ -68,10 +77,14 @@ switch ``trace.py``'s counting off.
 """
 
 import atexit
+import fcntl
+import functools
 import io
 import itertools
 import json
 import os
+import re
+import shlex
 import sys
 import threading
 import types
@@ -117,8 +130,10 @@ class TargetFile:
 class Targets:
     """The target files, found by a code object's file name (resolved once per name)."""
 
-    def __init__(self, wanted, root):
+    def __init__(self, wanted, root, start=None):
         self.root = root
+        self.start = root if start is None else start
+        """The process's working directory at start: a relative file name is relative to it."""
         self.files = []
         by_real = {}
         for path, lines in sorted(wanted.items()):
@@ -140,7 +155,7 @@ class Targets:
         target = None
         if filename and not (filename.startswith("<") and filename.endswith(">")):
             try:
-                real = os.path.realpath(os.path.join(self.root, filename))
+                real = os.path.realpath(os.path.join(self.start, filename))
             except (OSError, ValueError):  # not a path (a NUL in it)
                 real = None
             target = self._by_real.get(real)
@@ -467,6 +482,109 @@ def report(targets, replaced=False):
     return result
 
 
+def merged(first, second):
+    """Two reports as one: per file, the union of the executable lines and the sum of the
+    counts; replaced when either was."""
+    files = {path: dict(entry) for path, entry in first.get("files", {}).items()}
+    for path, entry in second.get("files", {}).items():
+        if path not in files:
+            files[path] = dict(entry)
+            continue
+        into = files[path]
+        into["executable"] = sorted(set(into["executable"]) | set(entry["executable"]))
+        counts = dict(into["counts"])
+        for line, number in entry["counts"].items():
+            counts[line] = counts.get(line, 0) + number
+        into["counts"] = counts
+        if "error" in entry:
+            into.setdefault("error", entry["error"])
+    result = {"version": VERSION, "files": files}
+    if first.get("replaced") or second.get("replaced"):
+        result["replaced"] = True
+    return result
+
+
+def merge_report(path, data):
+    """Adds ``data`` to the report at ``path`` (written whole), under an exclusive lock on
+    ``path.lock``: the processes of one command each add their own counts."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        os.makedirs(folder)
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            with open(path) as handle:
+                earlier = json.load(handle)
+        except (OSError, ValueError):
+            earlier = {}
+        write_json(path, merged(earlier, data) if earlier else data)
+
+
+_PY_ARG = re.compile(r"([^-].+)|-$|(--)$|-([a-z]+)?(c|m)(.+)?", re.IGNORECASE)
+"""Where a Python command's own arguments start, as ``trace.py``'s subprocess patch reads it:
+a script, ``-`` (stdin), ``--`` then a script, or ``-c``/``-m`` (after flags in one cluster,
+with its value attached or next)."""
+_INTERACTIVE = re.compile(r"-[A-Za-z]*?i[A-Za-z]*$")
+_OPTIONS_WITH_VALUE = ("-X", "-W", "--check-hash-based-pycs")
+
+
+def child_command(args, prefix):
+    """The argument list a Python child runs under the counter (``prefix``: this script and its
+    own arguments, inserted after the interpreter's options), or None when it is not wrapped:
+    not a program named ``python…``, interactive (``-i``), stdin (``-``) or nothing to run.
+    The interpreter is this process's (``sys.executable``), as ``trace.py`` makes it."""
+    if not args or "python" not in os.path.basename(str(args[0])):
+        return None
+    options, mode, script = [], [], None
+    rest = iter(args[1:])
+    for arg in rest:
+        if _INTERACTIVE.match(arg):
+            return None
+        match = _PY_ARG.match(arg)
+        if match:
+            file, double_dash, cluster, letter, value = match.groups()
+            if file:
+                script = file
+            elif double_dash:
+                script = next(rest, None)
+            elif letter:
+                if cluster:
+                    options.append("-" + cluster)
+                mode = ["-" + letter, value or next(rest, None)]
+            break
+        options.append(arg)
+        if arg in _OPTIONS_WITH_VALUE:
+            options.append(next(rest, None))
+    if script:
+        return [sys.executable, *options, *prefix, script, *rest]
+    if mode and mode[-1] is not None:
+        return [sys.executable, *options, *prefix, *mode, *rest]
+    return None
+
+
+def follow_children(prefix):
+    """Python children started through ``subprocess.Popen`` run under the counter
+    (:func:`child_command`); a command given as a string is split and, with ``shell=True``,
+    joined again with spaces, as ``trace.py`` does: its arguments reach the shell unquoted,
+    so such a child fails to start under either (``trace.py``'s include pattern holds
+    parentheses and ``|``, the counter's targets JSON quotes)."""
+    import subprocess
+
+    original = subprocess.Popen.__init__
+
+    @functools.wraps(original)
+    def init(self, args, *more, **kwargs):
+        given = shlex.split(args) if isinstance(args, str) else args
+        wrapped = None
+        if isinstance(given, (list, tuple)):
+            wrapped = child_command([str(arg) for arg in given], prefix)
+            if wrapped is not None and isinstance(args, str) and kwargs.get("shell"):
+                wrapped = " ".join(wrapped)
+        original(self, args if wrapped is None else wrapped, *more, **kwargs)
+
+    subprocess.Popen.__init__ = init
+
+
 def write_json(path, data):
     """``data`` as JSON to ``path``, whole or not at all."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -579,10 +697,13 @@ def _trimmed(tb):
 
 def main(argv):
     """Count ``python ARGS`` (see the module's docstring); the command's exit status."""
+    root = os.getcwd()
+    if argv[:1] == ["--root"] and len(argv) > 1:
+        root, argv = argv[1], argv[2:]
     if len(argv) < 3:
-        raise SystemExit("usage: _swt_counter.py REPORT TARGETS_JSON ARGS...")
-    report_path, wanted, args = argv[0], json.loads(argv[1]), argv[2:]
-    targets = Targets(wanted, os.getcwd())
+        raise SystemExit("usage: _swt_counter.py [--root DIR] REPORT TARGETS_JSON ARGS...")
+    report_path, wanted, args = os.path.abspath(argv[0]), json.loads(argv[1]), argv[2:]
+    targets = Targets(wanted, root, os.getcwd())
     pid = os.getpid()
     finished = []
 
@@ -595,10 +716,11 @@ def main(argv):
         if os.getpid() != pid:
             return
         try:
-            write_json(report_path, report(targets, counter.replaced))
+            merge_report(report_path, report(targets, counter.replaced))
         except Exception as error:  # no report (read as none); the exit status stays the command's
             sys.stderr.write(f"_swt_counter.py: no report written: {error!r}\n")
 
+    follow_children([os.path.abspath(__file__), "--root", root, report_path, argv[1]])
     counter = make_counter(targets)
     if hasattr(os, "register_at_fork"):  # a forked child's counts are never written
         os.register_at_fork(after_in_child=counter.stop)
