@@ -18,9 +18,9 @@ from builder.core.writable import check_writable
 from builder.progress import Progress
 from builder.release.publish import PublishError, publish_release, publish_target
 from builder.release.write import write_config_json, write_release
+from builder.task_repo.source import task_repo_candidates
 from recipes.swe_bench import STAGE as SOURCE_STAGE
 from recipes.swe_bench import SourceError, swe_bench_candidates
-from recipes.task_repo import task_repo_candidates
 from validation.environments.docker_engine import DockerUnavailable
 from validation.environments.reference import LABEL as REFERENCE_LABEL
 from validation.runs.backends.docker import DockerBackend

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Export; ExportError (exit 2, one line) when an environment cannot be reproduced."""
     from builder.core.worklock import work_dir_lock
-    from builder.task_repo_export import export_task_repo
+    from builder.task_repo.export import export_task_repo
 
     config = options.load(args)
     with work_dir_lock(config.work_dir, "export"):

@@ -6,7 +6,8 @@ place of GitHub a bundle of the repository's mirror. The context is the task dir
 those optional files the Dockerfile picks up (``repo.bundle``, ``ca-bundle.crt``); no uv binary,
 so uv comes from the package index as on the harness's machine. The run is the harness's: the
 task read by ``swebench``'s own reader into its test spec, the patch applied in ``/testbed``,
-then the spec's eval script, and the log graded by ``swebench``'s own parser.
+then the spec's eval script, and the log graded by ``swebench``'s own parser (or its whole
+report, ``get_eval_report``, as the harness writes a prediction's).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from docker.errors import BuildError
 from docker.utils import parse_bytes
-from swebench.harness.grading import get_logs_eval
+from swebench.harness.grading import get_eval_report, get_logs_eval
 from swebench.harness.utils import make_test_spec
 from swebench.task.repo import load_task
 
@@ -89,3 +90,16 @@ def graded(task_dir: Path, log: str, scratch: Path) -> dict[str, str]:
     statuses, valid = get_logs_eval(make_test_spec(load_task(task_dir)), str(path))
     assert valid, f"the harness finds no valid run in the log:\n{log}"
     return statuses
+
+
+def harness_report(client: Any, image: Any, task_dir: Path, patch: str, scratch: Path) -> dict:
+    """swebench's report of ``patch`` as a prediction for the task (``get_eval_report`` on the
+    log of :func:`harness_run`, the tests' statuses included): ``resolved``, ``tests_status``,
+    ``infra_failure``…"""
+    spec = make_test_spec(load_task(task_dir))
+    scratch.mkdir(parents=True, exist_ok=True)
+    path = scratch / "test_output.txt"
+    path.write_text(harness_run(client, image, task_dir, patch))
+    prediction = {"instance_id": spec.instance_id, "model_name_or_path": "swt-tests",
+                  "model_patch": patch}  # fmt: skip
+    return get_eval_report(spec, prediction, str(path), include_tests_status=True)[spec.instance_id]

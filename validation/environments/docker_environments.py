@@ -46,14 +46,21 @@ from validation.environments.index_proxy import ANY, IndexProxy, allowed_hosts, 
 from validation.environments.interpreters import find_uv
 from validation.environments.sandbox import PROXY_DIR, PROXY_PORT, forwarded
 
-ENV_SCHEMA = "1"
-"""Bump when how an environment image is made changes: every environment image is rebuilt."""
+ENV_SCHEMA = "2"
+"""Bump when how an environment image is made changes: every environment image is rebuilt.
+2: the project is installed with its VCS metadata (``.git``), as the local backend's worktree."""
 
 VENV = "/opt/swt-env"
 WORKDIR = "/testbed"
 PROJECT_DIR = "/swt/project"
 _UV = "/swt/bin/uv"
 _CA_BUNDLE = "/swt/ca-bundle.crt"
+_VCS = "/swt/vcs.git"
+"""In a build container: the project's repository, refs only (its objects are the mirror's,
+mounted read-only at :data:`_VCS_OBJECTS`)."""
+_VCS_OBJECTS = "/mnt/swt-mirror-objects"
+"""Outside ``/swt``, which the build removes (a mount point cannot be): an empty folder in the
+image, as the uv cache's mount point is."""
 _UV_CACHE = "/var/cache/swt-uv"
 _DEBIAN_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO")
@@ -159,13 +166,26 @@ def build_hosts(
     return hosts
 
 
-def build_script(
-    spec: EnvironmentSpec, settings: DockerConfig, with_ca: bool, *, forwarder: bool = False
-) -> str:
-    """The shell script run in the build container; build-time settings live only in it."""
-    exports = build_exports(spec, settings, with_ca, forwarder=forwarder)
-    lines = ["#!/bin/sh", "set -eu"]
-    lines += [f"export {name}={shlex.quote(value)}" for name, value in exports.items()]
+def vcs_metadata(source: str, commit: str, project_dir: str = PROJECT_DIR) -> str:
+    """The shell command giving ``project_dir`` (the project's files at ``commit``, exported
+    without ``.git``) the repository ``source`` as its ``.git``: HEAD detached at ``commit``,
+    every branch and tag, the index of ``commit``. setuptools-scm, hatch-vcs and versioneer then
+    compute the version the local backend's build computes from its worktree of the mirror (the
+    nearest tag, the distance, the node; dirty where the install edits a file), instead of
+    failing without ``.git``. The objects stay ``source``'s (``--shared``)."""
+    clone = f"{project_dir}.vcs"
+    return (
+        f"git clone --quiet --shared --no-checkout {source} {clone}"
+        f" && mv {clone}/.git {project_dir}/.git && rmdir {clone}"
+        f" && git -C {project_dir} update-ref --no-deref HEAD {commit}"
+        f" && git -C {project_dir} reset --quiet"
+    )
+
+
+def install_lines(spec: EnvironmentSpec) -> list[str]:
+    """The shell lines running :func:`environment_steps`, each echoed first (a build script's
+    body: the Docker backend's and an exported task's ``build.sh``)."""
+    lines = []
     for step in environment_steps(spec):
         command = shlex.join(step.argv)
         if step.argv[0] == "apt-get":
@@ -173,6 +193,21 @@ def build_script(
         if step.in_project:
             command = f"cd {PROJECT_DIR} && {command}"
         lines += [f"echo {shlex.quote(f'$ [{step.label}] {command}')}", f"( {command} )"]
+    return lines
+
+
+def build_script(
+    spec: EnvironmentSpec, settings: DockerConfig, with_ca: bool, *, forwarder: bool = False
+) -> str:
+    """The shell script run in the build container; build-time settings live only in it. The
+    project, when there is one, gets its ``.git`` first (:func:`vcs_metadata`, from the refs
+    at ``/swt/vcs.git`` whose objects are the mirror's)."""
+    exports = build_exports(spec, settings, with_ca, forwarder=forwarder)
+    lines = ["#!/bin/sh", "set -eu"]
+    lines += [f"export {name}={shlex.quote(value)}" for name, value in exports.items()]
+    if spec.project is not None:
+        lines.append(vcs_metadata(_VCS, spec.project_commit))
+    lines += install_lines(spec)
     lines += ["cd /", "rm -rf /swt /root/.cache", ""]
     return "\n".join(lines)
 
@@ -286,6 +321,9 @@ class DockerEnvironments:
         # container's config, which the commit makes the image's VOLUMEs, and every run
         # container of the image would then leave two anonymous volumes behind
         mounts = [Mount(_UV_CACHE, str(cache), type="bind", read_only=False)]
+        if spec.project is not None:  # the objects of the project's refs (vcs_refs), read-only
+            objects = Path(spec.project) / "objects"
+            mounts.append(Mount(_VCS_OBJECTS, str(objects), type="bind", read_only=True))
         with tempfile.TemporaryDirectory(prefix="swt-net-") as net:  # the daemon's host sees it
             proxy = IndexProxy(Path(net) / "s", hosts)
             if limited:
@@ -315,6 +353,7 @@ class DockerEnvironments:
                 container.put_archive("/", tar_files(files, {"swt/bin/uv": 0o755}))
                 if spec.project is not None:
                     container.put_archive("/", project_archive(spec, log_path))
+                    container.put_archive("/", vcs_refs(spec.project, log_path))
                 with proxy if limited else contextlib.nullcontext():
                     run = run_to_end(container, log_path, self.settings.build_timeout_s)
                 with log_path.open("a") as log:
@@ -346,6 +385,35 @@ def _left_out(container: Any) -> list[str]:
         handle = archive.extractfile(member) if member is not None else None
         text = handle.read().decode("utf-8", "replace") if handle is not None else ""
     return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def vcs_refs(mirror: Path, log_path: Path) -> bytes:
+    """A tar of ``swt/vcs.git``: a bare clone of ``mirror`` holding its branches and tags and
+    none of its objects, which it borrows from :data:`_VCS_OBJECTS` (the mirror's, mounted
+    read-only); nothing of the mirror's own configuration (its remote's URL) comes along."""
+    with tempfile.TemporaryDirectory(prefix="swt-vcs-") as scratch:
+        bare = Path(scratch) / "vcs.git"
+        completed = subprocess.run(
+            ["git", "clone", "--quiet", "--bare", "--shared", str(mirror), str(bare)],
+            capture_output=True,
+        )
+        if completed.returncode != 0:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_bytes(completed.stderr)
+            raise EnvironmentBuildError("cannot read the project's refs", log_path)
+        subprocess.run(["git", "remote", "remove", "origin"], cwd=bare, capture_output=True)
+        (bare / "objects" / "info" / "alternates").write_text(f"{_VCS_OBJECTS}\n")
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w") as archive:
+            archive.add(bare, arcname=_VCS.strip("/"), filter=_rooted)
+        return out.getvalue()
+
+
+def _rooted(member: tarfile.TarInfo) -> tarfile.TarInfo:
+    """``member`` owned by root, the build's user (git refuses a repository another owns)."""
+    member.uid = member.gid = 0
+    member.uname = member.gname = "root"
+    return member
 
 
 def project_archive(spec: EnvironmentSpec, log_path: Path) -> bytes:

@@ -1,4 +1,4 @@
-"""A Dockerfile building an environment as the Docker backend does, the base commit checked out."""
+"""A Dockerfile and its build script: an environment built as the Docker backend builds it."""
 
 from __future__ import annotations
 
@@ -11,12 +11,16 @@ from validation.environments.docker_environments import (
     VENV,
     WORKDIR,
     build_exports,
-    environment_steps,
     image_env,
+    install_lines,
+    vcs_metadata,
 )
 from validation.environments.environment import EnvironmentSpec
+from validation.environments.generated import GENERATED_PLACER
 
 UV_DIR = "/swt/bin"
+BUILD_SCRIPT = "build.sh"
+"""The script of the build context the Dockerfile runs (:func:`build_script`)."""
 CONTEXT_DIR = "/swt/context"
 REPO_BUNDLE = "repo.bundle"
 """A git bundle of the repository, optional in the build context: with it the build clones no
@@ -42,21 +46,20 @@ def dockerfile(
     *,
     base_image: str,
     repo: str,
-    base_commit: str,
     uv_version: str,
 ) -> str:
-    """The Dockerfile of ``spec``'s environment with ``repo`` checked out at ``base_commit`` in
-    ``/testbed``: the base image, the build's variables, the project at the environment commit
-    in ``/swt/project``, then :func:`environment_steps` (the backend's own install commands, with
-    the same uv), run in one layer; the image's variables are the backend's
-    (:func:`image_env`)."""
-    exports = build_exports(spec, DockerConfig(proxy_passthrough=False), with_ca=False)
-    exports.pop("UV_CACHE_DIR", None)
+    """The Dockerfile of ``spec``'s environment: the base image, the build context's files in
+    ``/swt/context``, uv, the repository cloned into ``/testbed`` and the project at the
+    environment commit in ``/swt/project``, then the context's :data:`BUILD_SCRIPT`
+    (:func:`build_script`: the install, the checkout, the generated files); the image's
+    variables are the backend's (:func:`image_env`). Every instruction is one line: what is
+    longer is a script of the context, never a ``RUN`` argument."""
+    label = " ".join((spec.label or "python" + spec.python).split())
     lines = [
-        f"# The environment {spec.key()} ({spec.label or 'python' + spec.python}), built as",
-        "# swt-builder's Docker backend builds it, and the base commit checked out in /testbed.",
+        f"# The environment {spec.key()} ({label}), built as swt-builder's Docker backend",
+        f"# builds it ({BUILD_SCRIPT}), and the base commit checked out in {WORKDIR}.",
         f"FROM {base_image}",
-        f"COPY Dockerfile {REPO_BUNDLE}* {UV_BINARY}* {CA_BUNDLE}* {CONTEXT_DIR}/",
+        f"COPY Dockerfile {BUILD_SCRIPT} {REPO_BUNDLE}* {UV_BINARY}* {CA_BUNDLE}* {CONTEXT_DIR}/",
     ]
     uv = f"{UV_DIR}/uv"
     install_uv = (
@@ -80,29 +83,56 @@ def dockerfile(
             f" | tar -x -C {PROJECT_DIR}"
         )
     lines.append(f"RUN {clone}")
-    script = [
+    lines.append(f"RUN sh {CONTEXT_DIR}/{BUILD_SCRIPT}")
+    env = image_env(spec)
+    lines.append("ENV " + " ".join(f"{k}={_env_value(k, v)}" for k, v in env.items()))
+    lines += [f"WORKDIR {WORKDIR}", ""]
+    return "\n".join(lines)
+
+
+def build_script(spec: EnvironmentSpec, base_commit: str) -> str:
+    """:data:`BUILD_SCRIPT`, run by the Dockerfile in the image: the build's variables, then
+    what the Docker backend's build runs (``docker_environments.build_script``: the project's
+    ``.git`` for a version computed from it, the install steps), then ``/testbed`` at
+    ``base_commit`` with the files a run's start places in its checkout (the install's
+    generated files the environment commit does not track, ``generated_placer.py``), and
+    ``/swt`` removed."""
+    exports = build_exports(spec, DockerConfig(proxy_passthrough=False), with_ca=False)
+    exports.pop("UV_CACHE_DIR", None)
+    lines = [
+        "#!/bin/sh",
         "set -eu",
         f". {BUILD_ENV}",
         *(f"export {k}={shlex.quote(v)}" for k, v in exports.items()),
     ]
-    for step in environment_steps(spec):
-        command = shlex.join(step.argv)
-        if step.argv[0] == "apt-get":
-            command = f"apt-get update -q && {command}"
-        if step.in_project:
-            command = f"cd {PROJECT_DIR} && {command}"
-        script.append(f"( {command} )")
-    script.append("rm -rf /root/.cache")
-    lines.append("RUN " + " \\\n && ".join(script))
-    checkout = (
-        f"git -C {WORKDIR} checkout --quiet {base_commit} && git -C {WORKDIR} remote remove origin"
-        f" && rm -rf /swt"
-    )
-    lines.append(f"RUN {checkout}")
-    env = image_env(spec)
-    lines.append("ENV " + " ".join(f"{k}={_env_value(v)}" for k, v in env.items()))
-    lines += [f"WORKDIR {WORKDIR}", ""]
+    if spec.project is not None:
+        lines.append(vcs_metadata(WORKDIR, spec.project_commit))
+    lines += install_lines(spec)
+    lines += [
+        "rm -rf /root/.cache",
+        f"cd {WORKDIR}",
+        f"git checkout --quiet {base_commit}",
+        "git remote remove origin",
+    ]
+    if spec.project is not None:
+        tools = f"/swt/tools/{GENERATED_PLACER.digest}"
+        lines.append(f"mkdir -p {tools}")
+        for name, data in sorted(GENERATED_PLACER.contents.items()):
+            lines += _heredoc(f"cat > {tools}/{name}", data.decode("utf-8"))
+        placer = f"{tools}/{GENERATED_PLACER.script}"
+        lines.append(f"{VENV}/bin/python {placer} {spec.project_commit}")
+    lines += ["cd /", "rm -rf /swt", ""]
     return "\n".join(lines)
+
+
+def _heredoc(command: str, text: str) -> list[str]:
+    """``command`` reading ``text`` verbatim from a quoted here-document (a delimiter the text
+    does not hold)."""
+    delimiter = "SWT_EOF"
+    while delimiter in text:
+        delimiter += "_"
+    body = text if text.endswith("\n") else text + "\n"
+    return [f"{command} <<'{delimiter}'", *body[:-1].split("\n"), delimiter]
 
 
 def _build_env() -> str:
@@ -113,17 +143,22 @@ def _build_env() -> str:
     return f"{{ if [ -f {bundle} ]; then {exports}; fi; }} > {BUILD_ENV}"
 
 
-def _env_value(value: str) -> str:
-    """A value for an ``ENV key=value`` line: double-quoted, with what Docker escapes escaped."""
+def _env_value(name: str, value: str) -> str:
+    """A value for an ``ENV key=value`` line: double-quoted, with what Docker escapes escaped;
+    ValueError for a line break (no ``ENV`` line can hold one)."""
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"the image variable {name} holds a line break: no ENV line can hold it")
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
     return f'"{escaped}"'
 
 
 __all__ = [
+    "BUILD_SCRIPT",
     "CA_BUNDLE",
     "CONTEXT_DIR",
     "REPO_BUNDLE",
     "UV_BINARY",
+    "build_script",
     "dockerfile",
     "repository_url",
     "VENV",

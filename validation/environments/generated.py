@@ -29,6 +29,16 @@ INSTALLED_FILES = RuntimeFiles(
 """Runs with the environment's interpreter: writes the installed project's files the checkout
 lacks (see ``installed_files.py``)."""
 
+GENERATED_PLACER = RuntimeFiles(
+    "validation.environments",
+    (
+        ("_swt_generated_placer.py", "generated_placer.py"),
+        ("_swt_installed_files.py", "installed_files.py"),
+    ),
+)
+"""Runs with the environment's interpreter in an image's checkout (an exported task's build):
+places there the generated files a run's start places (see ``generated_placer.py``)."""
+
 _CHUNK = 200
 
 

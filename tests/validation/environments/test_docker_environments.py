@@ -1,12 +1,17 @@
 """What an environment image build sees of this machine: an allow-list, never a token, and a
-network that leads to the package index only."""
+network that leads to the package index only; the project it installs has its ``.git`` (a
+version from the tags, as the local backend's worktree gives it)."""
 
+import io
 import socket
+import subprocess
+import tarfile
 
 import pytest
 
 from builder.core.config import DockerConfig
 from tests.support import docker as docker_support
+from tests.support import scm_project
 from tests.support.git import GitRepo
 from tests.support.tiers import DOCKER
 from validation.environments.docker_environments import (
@@ -14,6 +19,9 @@ from validation.environments.docker_environments import (
     DockerEnvironments,
     build_exports,
     build_hosts,
+    build_script,
+    vcs_metadata,
+    vcs_refs,
 )
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 
@@ -186,3 +194,66 @@ def test_a_build_installs_from_the_index_through_the_proxy(tmp_path):
     # image would leave an anonymous volume per VOLUME behind)
     assert not client.images.get(environment.image_id).attrs["Config"].get("Volumes")
     client.images.remove(environment.image_id, force=True)
+
+
+def _describe(path) -> str:
+    """What setuptools-scm asks git of a checkout (its ``git describe`` and dirty flag)."""
+    return subprocess.run(
+        ["git", "describe", "--dirty", "--tags", "--long", "--match", "*[0-9]*"],
+        cwd=path, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+
+
+def test_the_exported_project_gets_the_git_metadata_its_worktree_has(tmp_path):
+    """A project exported without ``.git`` (``git archive``) and given it by ``vcs_metadata``
+    describes itself as a worktree of the repository at that commit does: same tag, distance
+    and node, clean; an edit (the backend turns setup.cfg tags off) makes both dirty."""
+    repo, base = scm_project.project(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    archive = subprocess.run(["git", "archive", base], cwd=repo.path, capture_output=True)
+    tarfile.open(fileobj=io.BytesIO(archive.stdout)).extractall(project)
+    subprocess.run(["sh", "-c", vcs_metadata(str(repo.path), base, str(project))], check=True)
+    repo.git("checkout", "-q", base)
+    assert _describe(project) == _describe(repo.path)
+    assert _describe(project).startswith("v0.1.0-1-g")
+    (project / "scmfix" / "__init__.py").write_text("edited = True\n")
+    assert _describe(project).endswith("-dirty")
+
+
+def test_a_build_container_gets_the_refs_and_no_configuration_of_the_mirror(tmp_path):
+    repo, base = scm_project.project(tmp_path)
+    repo.git("remote", "add", "origin", "https://user:secret@example.invalid/scm.git")
+    with tarfile.open(fileobj=io.BytesIO(vcs_refs(repo.path / ".git", tmp_path / "log"))) as tar:
+        names = tar.getnames()
+        config = tar.extractfile("swt/vcs.git/config").read().decode()
+        alternates = tar.extractfile("swt/vcs.git/objects/info/alternates").read().decode()
+        assert {member.uid for member in tar.getmembers()} == {0}
+    assert "swt/vcs.git/refs/tags/v0.1.0" in names or "swt/vcs.git/packed-refs" in names
+    assert "secret" not in config and "origin" not in config
+    assert alternates == "/mnt/swt-mirror-objects\n"
+    assert not any(name.startswith("swt/vcs.git/objects/pack/") for name in names)
+    spec = EnvironmentSpec(docker_support.PYTHON, project=repo.path / ".git", project_commit=base)
+    script = build_script(spec, DockerConfig(), with_ca=False)
+    assert vcs_metadata("/swt/vcs.git", base) in script.splitlines()
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(DOCKER[1].args[0])
+def test_a_setuptools_scm_project_builds_with_the_version_of_its_tags(tmp_path):
+    """The Docker backend's build of a project whose version setuptools-scm computes from git:
+    it builds (setuptools-scm from PyPI), the version is the environment commit's tag."""
+    client = docker_support.engine()
+    docker_support.base_image()
+    repo, base = scm_project.project(tmp_path)
+    spec = EnvironmentSpec(docker_support.PYTHON, project=repo.path / ".git", project_commit=base)
+    environment = DockerEnvironments(client, tmp_path / "work", DockerConfig()).get(spec)
+    probe = "import importlib.metadata as m, scmfix._version as v; "
+    probe += "print(m.version('scmfix'), v.version)"
+    output = client.containers.run(
+        environment.image_id, ["python", "-c", probe], remove=True, network_mode="none"
+    )
+    installed, written = output.decode().split()
+    assert installed == written
+    release, _, node = installed.partition("+g")
+    assert release == "0.1.1.dev1" and len(node) >= 7 and base.startswith(node), installed

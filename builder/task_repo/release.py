@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.core.records import Instance
-from builder.core.task_repo import (
+from builder.task_repo.format import (
     TEST_KEYS,
     Task,
     TaskRepoError,
@@ -42,6 +42,8 @@ class Harness:
     eval_script: str
     dockerfile: str
     log_parser: str
+    context: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
+    """Files beside the Dockerfile that it reads (its build script): name → bytes."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +109,7 @@ def task_of(instance: Instance, datasets: Sequence[str], harness: Harness) -> Ta
         "eval_script": harness.eval_script,
     }
     tests = {key: list(getattr(instance, key)) for key in TEST_KEYS}
-    return Task(instance.instance_id, meta, tests, texts, harness.dockerfile)
+    return Task(instance.instance_id, meta, tests, texts, harness.dockerfile, dict(harness.context))
 
 
 def instance_of(task: Task) -> Instance:
@@ -128,7 +130,12 @@ def instance_of(task: Task) -> Instance:
 
 
 def harness_of(task: Task) -> Harness:
-    return Harness(task.texts["eval_script"], task.dockerfile, str(task.meta.get("log_parser", "")))
+    return Harness(
+        task.texts["eval_script"],
+        task.dockerfile,
+        str(task.meta.get("log_parser", "")),
+        dict(task.context),
+    )
 
 
 def write_task_repo(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from builder.core.records import DropReason
-from builder.release.task_repo import Harness, dataset_names, write_task_repo
+from builder.task_repo.release import Harness, dataset_names, write_task_repo
+from builder.task_repo.source import task_repo_candidates
 from recipes.swe_bench import SourceError
-from recipes.task_repo import task_repo_candidates
 from tests.support.instances import make_instance
 
 

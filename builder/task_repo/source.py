@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.core.pipeline import Outcome
-from builder.core.task_repo import TaskRepoError, read_config, read_task, task_dirs
+from builder.task_repo.format import TaskRepoError, read_config, read_task, task_dirs
 from recipes.swe_bench import SourceError, candidates_of
 
 SOURCE_NAME = "task-repo"

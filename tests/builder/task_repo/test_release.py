@@ -11,8 +11,8 @@ from swebench.task.publish import compile_datasets
 from swebench.task.repo import load_task_repo
 
 from builder.core.records import SWE_BENCH_COLUMNS
-from builder.core.task_repo import TaskRepoError, read_task
-from builder.release.task_repo import (
+from builder.task_repo.format import TaskRepoError, read_task
+from builder.task_repo.release import (
     Harness,
     dataset_names,
     read_task_repo,
@@ -53,7 +53,11 @@ def _splits(instances):
 
 
 def _harness(instances):
-    return {i.instance_id: Harness(EVAL, "FROM scratch\n", "parse_log_pytest") for i in instances}
+    context = {"build.sh": b"#!/bin/sh\necho 'built' \\\n  $HOME\n"}  # beside the Dockerfile
+    return {
+        i.instance_id: Harness(EVAL, "FROM scratch\nCOPY build.sh /\n", "parse_log_pytest", context)
+        for i in instances
+    }
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from builder.build import validation_settings
-from builder.core.config import Config
+from builder.core.config import Config, ValidationConfig
 from builder.core.errors import SwtError
 from builder.core.records import Candidate, Instance, read_jsonl
 from builder.core.repos import RepoCache, RepoUnavailable
 from builder.release.manifest import read_manifest
-from builder.release.task_repo import Harness, dataset_names, write_task_repo
-from validation.environments.dockerfile import dockerfile
+from builder.task_repo.release import Harness, dataset_names, write_task_repo
+from validation.environments.dockerfile import BUILD_SCRIPT, build_script, dockerfile
 from validation.environments.environment import EnvironmentSpec
 from validation.environments.images import base_image_name
 from validation.environments.interpreters import find_uv
@@ -78,18 +78,40 @@ def uv_version() -> str:
 
 
 def harness_of(instance: Instance, spec: EnvironmentSpec, base_image: str, uv: str) -> Harness:
+    """The task's ``eval.sh``, its ``Dockerfile`` and the build script beside it."""
     files = runnable_test_files(instance.test_patch)
+    try:
+        image = dockerfile(spec, base_image=base_image, repo=instance.repo, uv_version=uv)
+    except ValueError as error:
+        raise ExportError(f"{instance.instance_id}: {error}") from error
     return Harness(
         eval_script=eval_script(spec, instance.base_commit, instance.test_patch, files),
-        dockerfile=dockerfile(
-            spec,
-            base_image=base_image,
-            repo=instance.repo,
-            base_commit=instance.base_commit,
-            uv_version=uv,
-        ),  # fmt: skip
+        dockerfile=image,
         log_parser=log_parser(spec.runner),
+        context={BUILD_SCRIPT: build_script(spec, instance.base_commit).encode("utf-8")},
     )
+
+
+def _harness(
+    instance: Instance,
+    config: Config,
+    settings: ValidationConfig,
+    repos: RepoCache,
+    uv: str,
+) -> Harness:
+    """The harness files of ``instance`` in the environment it was validated in; ExportError
+    naming it when that environment cannot be had again (its repository, its spec)."""
+    python = instance.run_metadata.get("python", "")
+    resolver = EnvironmentResolver(
+        settings, config.work_dir / "specs-inferred", lambda p=python: [p]
+    )
+    try:
+        mirror = repos.mirror(instance.repo, instance.base_commit)
+    except RepoUnavailable as error:
+        raise ExportError(f"{instance.instance_id}: {error}") from error
+    spec = validated_spec(instance, resolver, mirror, config.validation.coverage)
+    image = base_image_name(spec.python, config.docker)
+    return harness_of(instance, spec, image, uv)
 
 
 def export_task_repo(
@@ -116,18 +138,17 @@ def export_task_repo(
     uv = uv_version()
     harness: dict[str, Harness] = {}
     settings = validation_settings(config)
+    failed: list[str] = []
     for instance in instances:
-        python = instance.run_metadata.get("python", "")
-        resolver = EnvironmentResolver(
-            settings, config.work_dir / "specs-inferred", lambda p=python: [p]
-        )
         try:
-            mirror = repos.mirror(instance.repo, instance.base_commit)
-        except RepoUnavailable as error:
-            raise ExportError(str(error)) from error
-        spec = validated_spec(instance, resolver, mirror, config.validation.coverage)
-        image = base_image_name(spec.python, config.docker)
-        harness[instance.instance_id] = harness_of(instance, spec, image, uv)
+            harness[instance.instance_id] = _harness(instance, config, settings, repos, uv)
+        except ExportError as error:
+            failed.append(str(error))
+    if failed:
+        raise ExportError(
+            f"{len(failed)} of {len(instances)} instances cannot be exported in the environment "
+            "they were validated in (nothing written): " + "; ".join(failed)
+        )
     write_task_repo(Path(out), manifest["name"], manifest["version"], instances, splits, harness)
     echo(f"task repo: {len(instances)} tasks, {len(splits)} datasets written to {out}")
     return sorted(known)

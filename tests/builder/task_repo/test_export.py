@@ -1,6 +1,7 @@
 """The demo release exported as a task repo: swebench's check and build accept it, its rows are
 the release's, it round-trips byte for byte, it builds again as a source, and (Docker tier) a
-task's Dockerfile builds and its eval.sh gives the task's lists as the harness grades them."""
+task's Dockerfile builds and its eval.sh gives the task's lists as the harness grades them; a
+setuptools-scm project's task builds and grades gold resolved, an empty patch unresolved."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ import pytest
 from builder.cli import main
 from builder.core.config import DockerConfig
 from builder.core.repos import RepoCache
-from builder.release.task_repo import read_task_repo, write_task_repo
+from builder.task_repo.release import read_task_repo, write_task_repo
 from tests.support import docker as docker_support
-from tests.support import task_image
+from tests.support import scm_project, task_image
 from tests.support.tiers import DOCKER, END_TO_END
 
 pytestmark = END_TO_END
@@ -161,3 +162,74 @@ def test_a_tasks_dockerfile_builds_and_its_eval_sh_flips_fail_to_pass(release, e
         *instance.FAIL_TO_PASS,
         *instance.PASS_TO_PASS,
     }
+
+
+def test_a_release_whose_repository_is_gone_names_every_instance_and_writes_nothing(
+    release, tmp_path, capsys
+):
+    """No mirror in the work dir and none to be made (the clone it came from is gone): the
+    export names each instance whose environment it cannot make again and writes no task."""
+    dataset_dir, config, _ = release
+    text = config.read_text().replace('"github/calc.git"', f'"{tmp_path / "gone.git"}"')
+    assert text != config.read_text()
+    moved = tmp_path / "swt-builder.toml"
+    moved.write_text(text)
+    argv = ["export", str(dataset_dir), str(tmp_path / "out"), "--config", str(moved)]
+    assert main([*argv, "--work-dir", str(tmp_path / "work")]) == 2
+    err = capsys.readouterr().err
+    ids = [json.loads(line)["instance_id"] for line in
+           (dataset_dir / "instances.jsonl").read_text().splitlines()]  # fmt: skip
+    assert f"{len(ids)} of {len(ids)} instances cannot be exported" in err
+    assert all(f"{instance_id}: swt-demo/calc" in err for instance_id in ids), err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def scm_exported(tmp_path_factory):
+    """The setuptools-scm fixture validated by the local backend (its worktree has ``.git``; its
+    runs get the generated ``_version.py``) and exported."""
+    root = tmp_path_factory.mktemp("scm")
+    config = scm_project.config(root)
+    argv = ["build", "--config", str(config), "--output-dir", str(root / "dist")]
+    assert main([*argv, "--work-dir", str(root / "work"), "--no-progress"]) == 0
+    out = root / "tasks"
+    argv = ["export", "--format", "task-repo", str(root / "dist" / "scm"), str(out)]
+    assert main([*argv, "--config", str(config), "--work-dir", str(root / "work")]) == 0
+    (instance,) = read_task_repo(out).instances
+    assert list(instance.FAIL_TO_PASS) == scm_project.FAIL_TO_PASS
+    assert sorted(instance.PASS_TO_PASS) == sorted(scm_project.PASS_TO_PASS)
+    return out, instance, root / "work"
+
+
+@DOCKER[0]
+@DOCKER[1]
+def test_a_setuptools_scm_task_builds_and_grades_as_swebench_grades_it(scm_exported, tmp_path):
+    """The fixture's Dockerfile built (setuptools and setuptools-scm from PyPI; the version
+    from the tags of the repository cloned in ``/testbed``; the generated ``_version.py`` in
+    ``/testbed``), its eval.sh run as the harness runs it, each log graded by swebench's own
+    ``get_eval_report``: the golden patch resolved, an empty patch not."""
+    out, instance, work = scm_exported
+    client = docker_support.engine()
+    docker_support.base_image()
+    settings = DockerConfig()
+    mirror = RepoCache(work / "repos").mirror(instance.repo, instance.base_commit)
+    task = out / "tasks" / instance.instance_id
+    context = task_image.build_context(task, mirror, tmp_path / "context", settings)
+    image = task_image.build_image(client, context, "swt-test-task:scm", settings)
+    try:
+        probe = "import scmfix._version as v; print(v.version)"
+        version = client.containers.run(
+            image.id, ["python", "-c", probe], remove=True, network_mode="none"
+        )
+        gold = task_image.harness_report(client, image, task, instance.patch, tmp_path / "gold")
+        empty = task_image.harness_report(client, image, task, "", tmp_path / "empty")
+    finally:
+        client.images.remove(image.id, force=True)
+    assert version.decode().strip() == "0.1.0"  # the tag of the environment commit
+    assert gold["resolved"] is True, gold
+    assert empty["resolved"] is False and empty["patch_successfully_applied"], empty
+    assert not empty.get("infra_failure"), empty
+    assert empty["tests_status"]["FAIL_TO_PASS"]["failure"] == scm_project.FAIL_TO_PASS
+    assert sorted(empty["tests_status"]["PASS_TO_PASS"]["success"]) == sorted(
+        scm_project.PASS_TO_PASS
+    )

@@ -45,6 +45,9 @@ class Task:
     tests: Mapping[str, list[str]]
     texts: Mapping[str, str]
     dockerfile: str
+    context: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
+    """The other files of the directory, the Dockerfile's build context (a script it runs):
+    name → bytes; the harness builds the image with the task directory as context."""
 
     def instance(self) -> dict[str, Any]:
         """The task as the harness's instance dict: every key of ``task.yaml``, the texts, the
@@ -127,8 +130,17 @@ def write_task(root: Path, task: Task) -> Path:
     if task.texts.get(column):
         _write(folder / name, task.texts[column])
     _write(folder / DOCKERFILE, task.dockerfile)
+    for name, data in sorted(task.context.items()):
+        if name in _known_files() or "/" in name or name.startswith("."):
+            raise TaskRepoError(f"tasks/{task.instance_id}: {name!r} cannot be a context file")
+        (folder / name).write_bytes(data)
     (folder / TEXT_FILES["eval_script"]).chmod(0o755)
     return folder
+
+
+def _known_files() -> set[str]:
+    """The files of a task directory that are not context files."""
+    return {TASK_FILE, TESTS_FILE, DOCKERFILE, HINTS_FILE[1], *TEXT_FILES.values()}
 
 
 def write_config(root: Path, config: Mapping[str, Any]) -> None:
@@ -175,6 +187,11 @@ def read_task(folder: Path) -> Task:
         tests={key: tests[key] for key in TEST_KEYS},
         texts=texts,
         dockerfile=_read(folder / DOCKERFILE) if (folder / DOCKERFILE).is_file() else "",
+        context={
+            path.name: path.read_bytes()
+            for path in sorted(folder.iterdir())
+            if path.is_file() and path.name not in _known_files() and not path.name.startswith(".")
+        },
     )
 
 
