@@ -31,11 +31,6 @@ FAIL_TO_PASS, PASS_TO_PASS = "FAIL_TO_PASS", "PASS_TO_PASS"
 FAIL_TO_FAIL, PASS_TO_FAIL, UNMATCHED = "FAIL_TO_FAIL", "PASS_TO_FAIL", "UNMATCHED"
 CATEGORIES = (FAIL_TO_PASS, PASS_TO_PASS, FAIL_TO_FAIL, PASS_TO_FAIL, UNMATCHED)
 RUNS = ("pred_pre", "pred_post", "gold_pre", "gold_post", "base_pre", "base_post")
-MISSING_PATH_ID = "file"
-"""The test id SWT-Bench's pytest log parser reads from pytest's ``ERROR: file or directory not
-found: PATH`` line (it takes the second word): a run naming a file the checkout lacks (a base run
-of a test file the prediction creates) stops before any test and reports this one ``ERROR``."""
-
 StatusMap = dict[str, str]
 Counts = dict[str, dict[int, int]]
 Report = dict[str, list[str]]
@@ -50,16 +45,14 @@ _STATUS = {
 its pytest parser reads (``XFAIL``/``XPASS`` start with no status it knows), so they are absent."""
 
 
-def status_map(run: RunResult | None, *, missing_paths: bool = False) -> StatusMap:
-    """A run's outcomes as SWT-Bench's log parser gives them: a test file that could not be
-    collected is one ``ERROR`` under its path (pytest's ``ERROR path - …`` summary line); a
-    timed-out or absent run gives nothing (their harness keeps no log of it). With
-    ``missing_paths`` (a pytest run was given a path the checkout lacks) pytest ran nothing and
-    the parser read one ``ERROR`` test named ``file``."""
+def status_map(run: RunResult | None) -> StatusMap:
+    """A run's outcomes as SWT-Bench's grading reads them: what the repository's log parser
+    recorded (``swt_commands``: the run's tests are the parser's), or, for the toolkit's own
+    runner (a unittest repository SWT-Bench does not know), each test's status with a test file
+    that could not be collected as one ``ERROR`` under its path; a timed-out or absent run
+    gives nothing (their harness keeps no log of it)."""
     if run is None or run.timed_out:
         return {}
-    if missing_paths:
-        return {MISSING_PATH_ID: ERROR}
     found = {test: _STATUS[status] for test, status in run.tests.items() if status in _STATUS}
     for path in run.collection_errors:
         found.setdefault(path, ERROR)

@@ -21,17 +21,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-import unidiff
-
-from builder.core.diffs import parse_patch
 from builder.core.errors import SwtError
 from builder.core.gitutil import file_reader, git
 from builder.core.pipeline import Outcome
 from builder.core.records import RunResult
 from builder.core.store import ResultStore, result_key
-from builder.evaluate import swt_grading, swt_metrics, swt_patch
+from builder.evaluate import swt_commands, swt_grading, swt_metrics, swt_patch
 from builder.evaluate.metrics import InstanceScore
 from builder.evaluate.records import EvalResult, EvalTask
+from builder.evaluate.swt_commands import ToxError
 from builder.evaluate.unified import unified_diff
 from validation.coverage import counts as line_counts
 from validation.environments.environment import EnvironmentBuildError
@@ -60,7 +58,7 @@ class EvaluateStage(Protocol):
 SWT_BENCH, STRICT = "swt-bench", "strict"
 SEMANTICS = (SWT_BENCH, STRICT)
 """How ``evaluate`` runs and grades: SWT-Bench's harness, or our stricter definitions."""
-RUNS_VERSION = 1
+RUNS_VERSION = 2
 """Bump when how the runs are made changes: part of the stored base and gold runs' keys."""
 NON_TEST_EXTS = (
     ".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml",
@@ -151,14 +149,24 @@ def process(stage: EvaluateStage, task: EvalTask, key: str, logs: Path) -> Outco
     wanted = None
     if stage.settings.coverage:
         wanted = swt_grading.changed_lines(instance.patch).wanted()
-    context = _Context(
-        stage, task, key, logs, mirror, environment, spec,
-        make_runner(spec.runner, spec.test_command), read, wanted,
-    )  # fmt: skip
+    try:
+        runner = _runner(instance, spec, wanted is not None, read)
+    except ToxError as error:
+        return _not_run(stage.name, task, f"{NOT_RUN}tox: {error}", logs)
+    context = _Context(stage, task, key, logs, mirror, environment, spec, runner, read, wanted)
     try:
         return _graded(context, model_patch)
     except _NotRun as error:
         return _not_run(stage.name, task, f"{NOT_RUN}{error}", logs)
+
+
+def _runner(instance: Any, spec: Any, counted: bool, read: Callable[[str], str | None]) -> Runner:
+    """SWT-Bench's command and log parser for the repository (``swt_commands``); the spec's own
+    runner where SWT-Bench has none (a unittest repository it does not know)."""
+    command = swt_commands.command_for(instance.repo, instance.version, spec.runner)
+    if command is None:
+        return make_runner(spec.runner, spec.test_command)
+    return swt_commands.SwtBenchRunner(command, counted, read)
 
 
 def _graded(context: _Context, model_patch: str) -> Outcome:
@@ -300,32 +308,6 @@ def _stored(
     return runs
 
 
-def _existence(patches: Sequence[str]) -> Callable[[Callable[[str], str | None], str], bool]:
-    """Whether a path exists after ``patches`` (applied in order) on the base commit."""
-    changes: list[tuple[set[str], set[str]]] = [_created_deleted(p) for p in patches]
-
-    def exists(read: Callable[[str], str | None], path: str) -> bool:
-        present = read(path) is not None
-        for created, deleted in changes:
-            if path in created:
-                present = True
-            elif path in deleted:
-                present = False
-        return present
-
-    return exists
-
-
-def _created_deleted(patch: str) -> tuple[set[str], set[str]]:
-    try:
-        patch_set = parse_patch(patch)
-    except unidiff.UnidiffParseError:
-        return set(), set()
-    created = {p.target_file[2:] for p in patch_set if p.is_added_file}
-    deleted = {p.source_file[2:] for p in patch_set if p.is_removed_file}
-    return created, deleted
-
-
 def _run(
     context: _Context,
     name: str,
@@ -346,6 +328,7 @@ def _run(
             context.environment, context.mirror, instance.base_commit, run_dir
         ) as session:
             session.services = context.spec.services  # as validation's runs had them
+            session.extra_env = tuple(sorted(getattr(context.runner, "env", {}).items()))
             place_generated(
                 session, context.mirror, context.logs / f"{name}.generated.log",
                 context.spec.project_commit,
@@ -360,10 +343,6 @@ def _run(
                         return None
                     if label != "prediction":
                         raise _NotRun(f"{label} does not apply ({name}): {error}") from error
-            exists = _existence([text for _, text in applied_here])
-            missing = context.runner.kind == "pytest" and any(
-                not exists(context.read, path) for path in files
-            )
             report_name = f"{name}.counts.json"
             targets = context.wanted
 
@@ -391,7 +370,7 @@ def _run(
         shutil.rmtree(run_dir, ignore_errors=True)
     labels = ", ".join(label for label, _ in applied_here) or "nothing"
     _note(context, name, f"applied: {labels}; files: {files}")
-    return _Run(swt_grading.status_map(run, missing_paths=missing), counts, run)
+    return _Run(swt_grading.status_map(run), counts, run)
 
 
 def _as_counts(measured: line_counts.LineCounts | None) -> swt_grading.Counts:

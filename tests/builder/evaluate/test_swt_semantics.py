@@ -56,6 +56,11 @@ CASES = {
     "edits-code": _append(ADD) + CODE_FIX,
     "outside-test-paths": _new_file("check_calc.py", "from pkg import add\n" + ADD),
     "does-not-apply": _append(ADD).replace("double(2) == 4", "triple(2) == 4"),
+    "one-file-uncollectable": _append(ADD)
+    + _new_file(
+        "tests/test_new.py",
+        "from pkg import triple\n\n\ndef test_triple():\n    assert triple(1) == 3\n",
+    ),  # fmt: skip
     "empty": "",
 }
 FUNCTION_CASES = {
@@ -154,6 +159,20 @@ def test_a_file_outside_the_test_paths_runs(unified_run):
     assert report["resolved"]
 
 
+def test_a_file_that_cannot_be_collected_stops_pytest_and_nothing_is_scored(unified_run):
+    """SWT-Bench's command has no ``--continue-on-collection-errors``: test_new.py cannot be
+    imported, pytest stops before any test, and their parser reads only ``ERROR
+    tests/test_new.py`` from the summary — so test_add, F→P in the other file, is not seen:
+    applied (1 test against the base run's 1: its ``file`` error), not resolved."""
+    _, reports, _, out = unified_run
+    report = reports["fixture__calc-one-file-uncollectable"]
+    assert report["patch_successfully_applied"] and not report["resolved"]
+    assert report["tests_pred"]["UNMATCHED"] == ["tests/test_new.py"]
+    assert not any(report["tests_pred"][c] for c in ("FAIL_TO_PASS", "PASS_TO_PASS"))
+    logs = out / "instances"
+    assert logs.is_dir()
+
+
 def test_a_patch_git_apply_rejects_has_no_tests(unified_run):
     """A hunk that does not match, and an empty prediction (vanilla alone runs it anyway: the
     text with binary diffs removed is a newline, which git apply refuses): a report, not
@@ -165,31 +184,31 @@ def test_a_patch_git_apply_rejects_has_no_tests(unified_run):
 
 
 def test_the_summary_is_swt_bench_s_over_every_instance(unified_run):
-    """Over the 9 instances (the function-level case and one without a prediction have no
-    report here): 𝒲 = 5/9 (all but does-not-apply, empty and the two unscored), 𝒮 = 3/9
-    (gold-like, skip-then-pass, outside-test-paths), F→P = 4/9 (those and breaks-existing),
-    F→X = 4/9, P→P = 0. ΔCᵃˡˡ: every instance's gold has executable lines (9); gold-like runs
+    """Over the 10 instances (the function-level case and one without a prediction have no
+    report here): 𝒲 = 6/10 (all but does-not-apply, empty and the two unscored), 𝒮 = 3/10
+    (gold-like, skip-then-pass, outside-test-paths), F→P = 4/10 (those and breaks-existing),
+    F→X = 4/10, P→P = 0. ΔCᵃˡˡ: every instance's gold has executable lines (10); gold-like runs
     add(1, 2) once on each side where the base run of test_pkg.py never calls it: both lines
     count (removed line 2 on R, added line 2 on R∘X), ΔC 1."""
     summary, reports, echoed, _ = unified_run
     assert summary.semantics == "swt-bench"
-    assert summary.instances == 9 and summary.reports == 7  # 5 applied, 2 not
-    assert summary.applicability == 100 * 5 / 9
-    assert summary.success == 100 * 3 / 9
-    assert summary.fail_to_pass == 100 * 4 / 9
-    assert summary.fail_to_any == 100 * 4 / 9
+    assert summary.instances == 10 and summary.reports == 8  # 6 applied, 2 not
+    assert summary.applicability == 100 * 6 / 10
+    assert summary.success == 100 * 3 / 10
+    assert summary.fail_to_pass == 100 * 4 / 10
+    assert summary.fail_to_any == 100 * 4 / 10
     assert summary.pass_to_pass == 0.0
-    assert summary.coverage_instances == 9
+    assert summary.coverage_instances == 10
     deltas = {i: r["coverage_delta_pred"] for i, r in reports.items()}
     assert deltas["fixture__calc-gold-like"] == 1.0
-    assert summary.coverage == pytest.approx(100 * sum(d or 0 for d in deltas.values()) / 9)
+    assert summary.coverage == pytest.approx(100 * sum(d or 0 for d in deltas.values()) / 10)
     assert any("fixture__calc-unknown" in line and "skipped" in line for line in echoed)
 
 
 def test_swt_bench_files_are_written(unified_run):
     _, _, _, out = unified_run
     run_level = json.loads((out / RESULTS_DIR / "org__m.swt.json").read_text())
-    assert run_level["total_instances"] == 9
+    assert run_level["total_instances"] == 10
     assert "fixture__calc-gold-like" in run_level["resolved_ids"]
     assert "Applicability (W)" in (out / "report.md").read_text()
 
@@ -297,11 +316,11 @@ def test_report_files_are_read_back_into_the_same_table(unified_run, capsys):
     layout) with nothing run: the figures the evaluation printed."""
     summary, _, _, out = unified_run
     folder = out / LOG_DIR / "swt" / "org__m"
-    assert main(["evaluate", "--swt-reports", str(folder), "--total", "9"]) == 0
+    assert main(["evaluate", "--swt-reports", str(folder), "--total", "10"]) == 0
     printed = capsys.readouterr().out
     row = next(line for line in printed.splitlines() if "Success Rate" in line)
     assert row.split("|")[2].strip() == f"{summary.success:.1f}"
-    assert "7 reports over 9 instances" in printed
+    assert "8 reports over 10 instances" in printed
     assert main(["evaluate", "--swt-reports", str(folder)]) == 2
     assert "--total" in capsys.readouterr().err
     assert main(["evaluate", "--predictions", "gold"]) == 2

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +34,10 @@ class Session(abc.ABC):
 
     tree: Path
     """The checkout on this machine (what the runs see at their fixed path); read, never run."""
+
+    extra_env: tuple[tuple[str, str], ...] = ()
+    """Variables this session's runs get besides the backend's and the spec's (set by the
+    caller, e.g. the variables SWT-Bench's command for the repository sets)."""
 
     work_dir: Path | None = None
     """The builder's work dir, when the backend has one (a place of test ids: ``test_ids``)."""
@@ -88,6 +94,12 @@ class Backend(abc.ABC):
     def prepare(self, spec: EnvironmentSpec) -> object:
         """Build (or reuse) the environment; raise EnvironmentBuildError with a log on failure."""
 
+    def self_test(self) -> str | None:
+        """Why this machine cannot do what every record needs now, found for no record (no
+        record's code runs in it): None when it can. Here: the work dir's disk takes a file;
+        a backend with a sandbox starts one too."""
+        return disk_problem(self.work_dir)
+
     def left_out(self, environment: object) -> tuple[str, ...]:
         """The optional additions of ``environment``'s spec its build left out (they could not
         be installed beside its pinned stack: ``environment.optional_additions``)."""
@@ -98,6 +110,23 @@ class Backend(abc.ABC):
         self, environment: object, mirror: Path, commit: str, run_dir: Path
     ) -> contextlib.AbstractContextManager[Session]:
         """A fresh checkout of ``commit`` from ``mirror``, removed when the context ends."""
+
+
+SELF_TEST_BYTES = 1 << 20
+"""What the disk self-test writes: a full disk refuses it, where an empty file would pass."""
+
+
+def disk_problem(directory: Path) -> str | None:
+    """Why a MiB cannot be written in ``directory`` now (and removed), or None."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".swt-self-test-") as probe:
+            probe.write(b"\0" * SELF_TEST_BYTES)
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as error:
+        return f"{directory} does not take a file of {SELF_TEST_BYTES} bytes: {error}"
+    return None
 
 
 def read_optional(path: Path) -> bytes | None:

@@ -188,7 +188,7 @@ class DockerSession(Session):
             "LANG": "C.UTF-8",
         }
         base[test_ids.PLACES_VARIABLE] = test_ids.places_variable(self.id_places())
-        return merge_env(base, self.environment.spec)
+        return {**merge_env(base, self.environment.spec), **dict(self.extra_env)}
 
 
 def _local(client: Any) -> bool:

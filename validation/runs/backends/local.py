@@ -123,12 +123,19 @@ class LocalSession(Session):
 
     def run(self, command: list[str], log_path: Path, timeout_s: float) -> Completed:
         """SandboxRefused when the sandbox (or a launcher) did not start ``command``; HostKilled
-        when the host ended it (``host_kill``)."""
+        when the host ended it (``host_kill``). A run whose output looks like a launcher's
+        refusal is one only when the same launchers refuse ``true`` now (:meth:`self_test`):
+        its code may have printed that line itself."""
         oom_before = host_kill.oom_kills()
         completed, own_limit = self._run(command, log_path, timeout_s)
-        refused = None if completed.timed_out else refused_run(completed.exit_code, log_path)
-        if refused is not None:
-            raise SandboxRefused(f"the sandbox did not start a run: {refused}", log=str(log_path))
+        looks_refused = not completed.timed_out and refused_run(completed.exit_code, log_path)
+        if looks_refused:
+            problem = self.self_test()
+            if problem is not None:
+                raise SandboxRefused(
+                    f"the sandbox did not start a run: {problem} (it refuses `true` too)",
+                    log=str(log_path),
+                )
         killed = host_kill.killed_by_host(
             completed.exit_code, outside=self.bwrap is not None, oom_before=oom_before,
             oom_after=host_kill.oom_kills(), own_limit=own_limit,
@@ -163,14 +170,32 @@ class LocalSession(Session):
                 if user is not None:  # the builder's again, git's checks of ownership too
                     sandbox_user.restore(self.run_dir, self.tree)
 
-    def wrap(self, command: list[str], user: sandbox_user.User | None = None) -> list[str]:
+    def self_test(self) -> str | None:
+        """Why this session's launchers (the sandbox with this run's mounts, its user switch,
+        limits and network cut) cannot run ``true`` now, or None when they can: evidence no
+        record's code wrote (``sandbox.attempt``)."""
+        if self.bwrap is None:
+            return sandbox.attempt(self.wrap([sandbox.TRUE], shims=False))
+        with sandbox_user.claimed() as user:
+            if user is not None:  # as for a run: its own uid enters the checkout
+                user.lend(self.run_dir, self.tree)
+            try:
+                return sandbox.attempt(self.wrap([sandbox.TRUE], user, shims=False))
+            finally:
+                if user is not None:
+                    sandbox_user.restore(self.run_dir, self.tree)
+
+    def wrap(
+        self, command: list[str], user: sandbox_user.User | None = None, shims: bool = True
+    ) -> list[str]:
         """``command`` with its limits set, in the sandbox (as ``user`` when the builder is root)
         or, without one, no network unless allowed, where ``unshare`` can cut it; the network
-        is allowed by the limits or by the session (a spec with ``network = true``)."""
+        is allowed by the limits or by the session (a spec with ``network = true``). ``shims``:
+        the session's services and package metadata around it (a self-test has none)."""
         network = self.limits.network or self.network
-        if self.services:  # innermost: the services live as long as the command
+        if shims and self.services:  # innermost: the services live as long as the command
             command = services.shim(self.provide(services.SHIM), self.services, command)
-        if self.project is not None:
+        if shims and self.project is not None:
             command = self.project.shim(self.provide(SHIM), f"{self.inside}/metadata", command)
         limited = sandbox.limited(self.limits.rlimits(), command)
         if self.bwrap is not None:
@@ -269,6 +294,7 @@ class LocalSession(Session):
             env[checkout_path.VARIABLE] = os.pathsep.join(self._run_paths())
         if self.spec is not None:
             env.update(dict(self.spec.env))
+        env.update(dict(self.extra_env))
         return env
 
 
@@ -341,6 +367,18 @@ class LocalBackend(Backend):
     def available_pythons(self) -> list[str]:
         """Python minor versions this backend can build environments with."""
         return sorted(self.environments.interpreters.available())
+
+    def self_test(self) -> str | None:
+        """The disk's self-test, then a sandbox of its own made now for no record (a fresh
+        one with no mounts of any record's, bubblewrap, user switch and limits as every run
+        has them) running ``true``: what failed, or None."""
+        problem = super().self_test()
+        if problem is not None or self.bwrap is None:
+            return problem or sandbox.attempt(
+                sandbox.limited(self.limits.rlimits(), [sandbox.TRUE])
+            )
+        with sandbox_user.claimed() as user:
+            return sandbox.self_test(self.bwrap, self.limits.rlimits(), user)
 
     def prepare(self, spec: EnvironmentSpec) -> Path:
         python = self.environments.python(spec)
