@@ -12,9 +12,10 @@ evaluation (``--semantics strict``) runs ``--rounds`` predictions, each a differ
 - with ``--mutation`` (``--mutants`` per instance): the wall time per prediction and its ratio
   to the same prediction without mutation;
 - under ``--semantics swt-bench``, a first and a second method (other new tests in the same
-  file): the runs each makes per instance (the first makes the instance's base and gold runs,
-  which the second reads from the store; goal ≤ 2 for the second) and its wall time per
-  prediction.
+  file), then one whose predictions also create a test file and one whose predictions also
+  edit the code (:data:`SHAPES`): the runs each makes per instance (the first makes the
+  instance's base and gold runs; a later one reads them from the store when it runs the same
+  files, and makes the base runs of other files itself) and its wall time per prediction.
 
 ``--counter-overhead`` measures instead what counting the golden patch's lines costs (SWT-Bench's
 execution counts, ``validation/coverage/counter.py``): one pytest run of a generated package
@@ -89,6 +90,45 @@ def _prediction(number: int) -> str:
     return f"{header}{hunk} from pkg import add, work\n{added} \n \n def test_work_0():\n"
 
 
+def _new_file(number: int) -> str:
+    """A second test file the prediction creates, as ``diff --git`` names it."""
+    path = f"tests/test_new_{number}.py"
+    body = (
+        f"from pkg import add\n\n\ndef test_new_{number}():\n"
+        f"    assert add(1, {number}) == {number + 1}\n"
+    )
+    lines = body.splitlines()
+    added = "".join(f"+{line}\n" for line in lines)
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{added}"
+    )
+
+
+def _code_edit(number: int) -> str:
+    """A comment added at the end of the package (after ``work``, which the golden patch does
+    not touch): a code edit, as ``diff --git`` names it."""
+    return (
+        "diff --git a/pkg/__init__.py b/pkg/__init__.py\n--- a/pkg/__init__.py\n"
+        "+++ b/pkg/__init__.py\n@@ -5,2 +5,3 @@\n def work(n):\n     return sum(range(n))\n"
+        f"+# note {number}\n"
+    )
+
+
+SHAPES = {
+    "same": lambda n: _prediction(n),
+    "new-file": lambda n: (
+        "diff --git a/tests/test_pkg.py b/tests/test_pkg.py\n" + _prediction(n) + _new_file(n)
+    ),
+    "code-edit": lambda n: (
+        "diff --git a/tests/test_pkg.py b/tests/test_pkg.py\n" + _prediction(n) + _code_edit(n)
+    ),
+}
+"""What a later method's predictions look like: tests in the same file as the first method's
+(its files are the same), in the same file and a new one, or with a code edit (both name
+other files, whose base runs no earlier method made)."""
+
+
 def _evaluate(
     directory: Path,
     config: Config,
@@ -98,6 +138,7 @@ def _evaluate(
     mutants: int,
     semantics: str = "strict",
     offset: int = 0,
+    shape: str = "same",
 ):
     """One evaluation of ``count`` predictions (gold when ``name`` is "gold"; ``offset`` varies
     the predicted tests): (wall time, the summed durations of the test runs it made, the runs
@@ -105,7 +146,7 @@ def _evaluate(
     predictions = root / f"{name}.jsonl"
     predictions.write_text(
         "".join(
-            json.dumps({"instance_id": _instance_id(n), "model_patch": _prediction(n + offset)})
+            json.dumps({"instance_id": _instance_id(n), "model_patch": SHAPES[shape](n + offset)})
             + "\n"
             for n in range(count)
         )
@@ -260,6 +301,12 @@ def main() -> None:
         mutated, _, _ = _evaluate(dataset, config, root, "mutated", args.rounds, args.mutants)
         first = _evaluate(dataset, config, root, "first", args.rounds, 0, "swt-bench", 100)
         second = _evaluate(dataset, config, root, "second", args.rounds, 0, "swt-bench", 200)
+        new_file = _evaluate(
+            dataset, config, root, "new-file", args.rounds, 0, "swt-bench", 300, "new-file"
+        )
+        code_edit = _evaluate(
+            dataset, config, root, "code-edit", args.rounds, 0, "swt-bench", 400, "code-edit"
+        )
     ratio = wall / tests
     verdict = "met" if ratio <= GOAL else "NOT met"
     print(f"{args.tests} tests in the file, {args.rounds} predictions, warm caches")
@@ -269,7 +316,9 @@ def main() -> None:
         f"with --mutation (≤ {args.mutants} mutants): {mutated / args.rounds:.2f} s per "
         f"prediction, {mutated / wall:.2f}× without"
     )
-    for label, (seconds, _, runs) in (("first", first), ("second", second)):
+    methods = (("first", first), ("second", second), ("new-file", new_file),
+               ("code-edit", code_edit))  # fmt: skip
+    for label, (seconds, _, runs) in methods:
         print(
             f"--semantics swt-bench, {label} method: {runs:.1f} runs per instance, "
             f"{seconds / args.rounds:.2f} s per prediction"

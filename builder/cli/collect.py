@@ -12,7 +12,6 @@ from builder.cli import options
 from builder.core.pipeline import RejectedLog
 from builder.core.store import ResultStore
 from builder.core.worklock import work_dir_lock
-from recipes.github.collect import STAGE, collect_for_config
 
 HELP = "collect candidates from GitHub by recipes"
 
@@ -57,7 +56,8 @@ def _collect(
         config = config.model_copy(
             update={"source": config.source.model_copy(update={"recipes": files})}
         )
-    from recipes.github.client import GitHubUnavailable
+    from recipes.github.client import GitHubUnavailable  # PyGithub: imported only here
+    from recipes.github.collect import STAGE, collect_for_config
     from recipes.recipe import RecipeError
 
     rejected = RejectedLog()
