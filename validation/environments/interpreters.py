@@ -143,6 +143,18 @@ class Interpreters:
         return None
 
 
+
+PATCH_RELEASES = 50
+"""Patch releases of a minor version looked at when asking whether a bound admits it (no
+CPython minor has had 30)."""
+
+
+def minor_allowed(allowed: SpecifierSet, minor: str) -> bool:
+    """Whether a release of Python ``minor`` (``X.Y``) satisfies ``allowed``: a bound on a patch
+    release (``>=3.7.2``, astroid's) admits 3.7, whose later releases satisfy it, where asking
+    about ``3.7.0`` alone would rule the whole minor out."""
+    return any(allowed.contains(f"{minor}.{patch}") for patch in range(PATCH_RELEASES))
+
 def era_python(
     date: dt.date,
     available: Iterable[str],
@@ -161,7 +173,7 @@ def era_python(
     except InvalidSpecifier:
         allowed = SpecifierSet()
     versions = sorted(
-        (v for v in available if v in PYTHON_RELEASES and allowed.contains(f"{v}.0")),
+        (v for v in available if v in PYTHON_RELEASES and minor_allowed(allowed, v)),
         key=Version,
     )
     if not versions:

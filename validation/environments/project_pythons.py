@@ -16,7 +16,7 @@ from packaging.version import Version
 
 from builder.core.config import PythonChoice
 from builder.core.gitutil import git
-from validation.environments.interpreters import PYTHON_RELEASES
+from validation.environments.interpreters import PYTHON_RELEASES, minor_allowed
 from validation.environments.versioning import show
 
 TESTED = ("tox envlist", "github actions", "travis", "azure pipelines", "appveyor")
@@ -86,7 +86,7 @@ def project_python(
         if p.version in usable
         and p.version in PYTHON_RELEASES
         and PYTHON_RELEASES[p.version] <= date
-        and allowed.contains(f"{p.version}.0")
+        and minor_allowed(allowed, p.version)
     ]
     for group in (TESTED, (SUPPORTED,)):
         named = [p for p in candidates if p.source in group]

@@ -65,7 +65,7 @@ from validation.environments.versioning import (
     version_tag_commit,
 )
 
-RESOLUTION_VERSION = 7
+RESOLUTION_VERSION = 8
 """Bump when :func:`resolve` chooses differently (a Python, a date): validation results are
 recomputed, and only the environments whose spec changed are rebuilt (their keys change).
 2: a Python the project's CI tested keeps the environment's own date. 3: an inferred spec's
@@ -74,7 +74,8 @@ pins are requirements, not overrides. 4: only once its first maintenance release
 its CI did not test. 6: a pinned build tool the project's own build excludes is no build
 constraint (``free_build_tools``); what the machine lacks to build is its fault, not a
 verdict (results stored as ``environment_failed`` for it are recomputed). 7: a reference
-environment gets no optional package its file lacks."""
+environment gets no optional package its file lacks. 8: a ``requires-python`` bound on a patch
+release (``>=3.7.2``) admits that minor (``interpreters.minor_allowed``)."""
 INFERRED = "inferred"
 """The ``spec_source`` of a spec inferred from the project's files."""
 

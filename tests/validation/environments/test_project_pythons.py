@@ -127,5 +127,21 @@ def test_the_choice_takes_the_median_or_the_oldest_of_the_usable_tested_ones():
     # requires_python narrows before the choice
     assert chosen("median", requires_python=">=3.8") == "3.9"
     assert chosen("oldest", requires_python=">=3.8") == "3.8"
+    # a bound on a patch release admits its minor (astroid's >=3.7.2, pydicom's >=3.6.1)
+    assert chosen("oldest", requires_python=">=3.7.2") == "3.7"
+    assert chosen("median", requires_python=">=3.7.2") == "3.9"
+    assert chosen("oldest", requires_python=">=3.7.2,!=3.7.*") == "3.8"
     only_supported = project_python(pythons[-1:], available, date=date, choice="median")
     assert only_supported == ProjectPython("3.6", "classifiers")
+
+
+def test_a_minor_is_allowed_when_one_of_its_releases_is():
+    from packaging.specifiers import SpecifierSet
+
+    from validation.environments.interpreters import minor_allowed
+
+    assert minor_allowed(SpecifierSet(">=3.6.1"), "3.6")
+    assert not minor_allowed(SpecifierSet(">=3.7"), "3.6")
+    assert not minor_allowed(SpecifierSet("<3.6.0"), "3.6")
+    assert minor_allowed(SpecifierSet("~=3.6.2"), "3.6")
+    assert minor_allowed(SpecifierSet(""), "3.13")
