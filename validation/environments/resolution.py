@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 
 from builder.core.config import PythonChoice, ValidationConfig
 from builder.core.records import Candidate
-from validation.environments import base_requirements, generated, services
+from validation.environments import base_requirements, generated, services, stdlib_needs
 from validation.environments.environment import (
     BUILD_TOOLS,
     KEY_VERSION,
@@ -65,7 +65,7 @@ from validation.environments.versioning import (
     version_tag_commit,
 )
 
-RESOLUTION_VERSION = 8
+RESOLUTION_VERSION = 9
 """Bump when :func:`resolve` chooses differently (a Python, a date): validation results are
 recomputed, and only the environments whose spec changed are rebuilt (their keys change).
 2: a Python the project's CI tested keeps the environment's own date. 3: an inferred spec's
@@ -75,7 +75,8 @@ its CI did not test. 6: a pinned build tool the project's own build excludes is 
 constraint (``free_build_tools``); what the machine lacks to build is its fault, not a
 verdict (results stored as ``environment_failed`` for it are recomputed). 7: a reference
 environment gets no optional package its file lacks. 8: a ``requires-python`` bound on a patch
-release (``>=3.7.2``) admits that minor (``interpreters.minor_allowed``)."""
+release (``>=3.7.2``) admits that minor (``interpreters.minor_allowed``). 9: only a Python that
+has the standard-library modules the golden tests start to import (``stdlib_needs``)."""
 INFERRED = "inferred"
 """The ``spec_source`` of a spec inferred from the project's files."""
 
@@ -154,6 +155,7 @@ def resolve(
     spec_source: str = "",
     requires_python: str | None = None,
     python: str | None = None,
+    stdlib_modules: Iterable[str] = (),
 ) -> Resolution:
     """The EnvironmentSpec of one candidate: its version, entry, environment commit, Python, date.
 
@@ -162,8 +164,10 @@ def resolve(
     else the record's, else the version's first release tag, else the base commit: instances of
     one repo@version then share it. Unset Python: the newest one the project's CI tested at
     the environment commit, else one its classifiers name (see ``project_python``), else the
-    era's (see ``era_python``). ``python``: the caller's choice, over the spec's (a reference
-    environment's, see :meth:`EnvironmentResolver.resolve`).
+    era's (see ``era_python``), among the available Pythons that have ``stdlib_modules`` (the
+    standard-library modules the golden tests start to import: ``stdlib_needs``). ``python``:
+    the caller's choice, over the spec's (a reference environment's, see
+    :meth:`EnvironmentResolver.resolve`).
     """
     version, source, detected, setup_commit = environment_commit(
         repo_spec, mirror, base_commit, record_version, record_setup_commit
@@ -178,7 +182,7 @@ def resolve(
     if python is None:
         if requires_python is None:
             requires_python = requires_python_at(mirror, setup_commit)
-        available = list(available_pythons)
+        available = stdlib_needs.able(available_pythons, stdlib_modules)
         named_pythons = project_pythons(mirror, setup_commit)
         tested = {p.version for p in named_pythons if p.source in TESTED}
         named = project_python(
@@ -451,6 +455,7 @@ class EnvironmentResolver:
             python_choice=self.settings.python_choice,
             spec_source=source,
             python=reference.python if reference else None,
+            stdlib_modules=stdlib_needs.needed_modules(record.test_patch),
         )
         resolution = self._with_services(resolution, repo_spec, record, mirror)
         resolution = _with_fixture_plugins(resolution, record, mirror)

@@ -39,6 +39,26 @@ def test_a_tested_python_wins_over_the_era(git_repo):
     assert older.spec.python == "3.9"
 
 
+def test_a_golden_test_importing_a_newer_standard_module_gets_a_python_that_has_it(git_repo):
+    """CI tested 3.9-3.11 (median 3.10); the golden test starts to import ``tomllib`` (3.11+):
+    only 3.11 of them has it. A test patch importing nothing of the kind keeps the median."""
+    base = git_repo.commit({"setup.py": "setup(name='w')\n",
+                            "tox.ini": "[tox]\nenvlist = py{39,310,311}\n"})  # fmt: skip
+    spec = RepoSpec(repo="acme/widgets")
+    plain = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE)
+    assert plain.spec.python == "3.10"
+    needs = resolve(
+        spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE,
+        stdlib_modules=["tomllib"],
+    )  # fmt: skip
+    assert needs.spec.python == "3.11" and needs.python_source == "tox envlist"
+    gone = resolve(
+        spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE,
+        stdlib_modules=["distutils"],
+    )  # fmt: skip
+    assert gone.spec.python == "3.10"  # 3.12 lacks it: the tested median of 3.9-3.11 stays
+
+
 def test_the_projects_pins_are_floors_on_a_python_its_ci_did_not_test(git_repo):
     # CI tested 3.3 only, which is not available: the era's Python runs it, where pytest 2.3.4
     # (the project's pin of 2013) cannot
