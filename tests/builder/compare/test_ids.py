@@ -39,6 +39,11 @@ def test_the_reduction_follows_swe_benchs_rule_and_is_idempotent() -> None:
         STDIN,  # no parametrize id
     ):
         assert short_path_option(kept) == kept
+    # a canonical id's path (the placeholder of the run's checkout or environment) is a path
+    canonical = f"{STDIN}[<testbed>/a/b.py-b-<testbed>/a/b.py]"
+    assert our_key(canonical, "pytest") == f"{STDIN}[/b.py]"
+    env = "test_read[<env>/lib/python3.9/site-packages/data_store/data/SC_rgb.dcm-x]"
+    assert short_path_option(env) == "test_read[/SC_rgb.dcm-x]"
     # the cut at the first space comes first: what is left has no closing bracket
     assert our_key(f"{STDIN}[/a/b c.py]", "pytest") == f"{STDIN}[/a/b"
     # other runners' ids are not pytest ids
