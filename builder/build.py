@@ -61,7 +61,7 @@ def _read_source(config, rejected, echo):
     if config.source.kind == "task-repo":
         rows = task_repo_candidates(path, config.source.split)
     else:
-        rows = swe_bench_candidates(location, config.source.split)
+        rows = swe_bench_candidates(location, config.source.split, config.sizes)
     try:
         for raw, outcome in rows:
             stats.count(outcome, cached=False)

@@ -11,9 +11,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from builder.core.config import SizesConfig
 from builder.core.errors import SwtError
 from builder.core.pipeline import Outcome
 from builder.core.records import Candidate, DropReason
+from builder.core.sizes import oversized
 
 STAGE = "source"
 SOURCE_NAME = "swe-bench"
@@ -182,16 +184,22 @@ def make_record(
     return record
 
 
-def swe_bench_candidates(location: str, split: str = "test") -> Iterator[tuple[Any, Outcome]]:
+def swe_bench_candidates(
+    location: str, split: str = "test", sizes: SizesConfig | None = None
+) -> Iterator[tuple[Any, Outcome]]:
     """Yield ``(raw, outcome)`` per row: a Candidate, or a named drop with the error as evidence."""
-    yield from candidates_of(read_raw(location, split), SOURCE_NAME)
+    yield from candidates_of(read_raw(location, split), SOURCE_NAME, sizes)
 
 
 def candidates_of(
-    rows: Iterable[tuple[str, dict[str, Any] | str]], source: str
+    rows: Iterable[tuple[str, dict[str, Any] | str]],
+    source: str,
+    sizes: SizesConfig | None = None,
 ) -> Iterator[tuple[Any, Outcome]]:
     """``(raw, outcome)`` per ``(origin, row)`` of a source named ``source``: a Candidate, or a
-    named drop (a malformed or duplicate record) with the error as evidence."""
+    named drop (a malformed, duplicate or oversized record: ``sizes``, default the
+    configuration's defaults) with the error as evidence."""
+    sizes = sizes or SizesConfig()
     seen: set[str] = set()
     for origin, raw in rows:
         if isinstance(raw, str):
@@ -207,6 +215,19 @@ def candidates_of(
                 raw,
                 Outcome.drop(
                     STAGE, DropReason.MALFORMED_RECORD, origin=origin, error=_short(error)
+                ),
+            )
+            continue
+        over = oversized(candidate, sizes)
+        if over:
+            yield (
+                {"origin": origin, "instance_id": candidate.instance_id},
+                Outcome.drop(
+                    STAGE,
+                    DropReason.OVERSIZED_RECORD,
+                    origin=origin,
+                    instance_id=candidate.instance_id,
+                    **over,
                 ),
             )
             continue

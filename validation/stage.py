@@ -16,11 +16,18 @@ from packaging.utils import canonicalize_name
 from builder.core.config import DockerConfig, ValidationConfig
 from builder.core.diffs import parse_patch
 from builder.core.errors import SwtError
-from builder.core.faults import InfrastructureError, as_fault
+from builder.core.faults import FORGEABLE_FAULTS, InfrastructureError, as_fault
 from builder.core.files import inside
 from builder.core.gitutil import GitError
 from builder.core.pipeline import Outcome, Stage, WorkerStage
-from builder.core.records import Candidate, DropReason, Instance, RunResult, write_jsonl
+from builder.core.records import (
+    Candidate,
+    DropReason,
+    Instance,
+    RunResult,
+    Verdict,
+    write_jsonl,
+)
 from builder.core.repos import RepoCache
 from builder.core.store import result_key
 from validation import coverage, test_file_facts
@@ -127,6 +134,14 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         except (SwtError, GitError, OSError):  # validating it again says what holds now
             return False
         return spec.key() == failed
+
+    def confirm(self, fault: str, first: Verdict) -> str | None:
+        """A fault its records' code can imitate or bring about (``FORGEABLE_FAULTS``) stops
+        the build only when the backend's self-test, run for no record, fails too."""
+        if fault not in FORGEABLE_FAULTS:
+            return super().confirm(fault, first)
+        problem = self.backend.self_test()
+        return None if problem is None else f"a self-test run for no record fails: {problem}"
 
     def group(self, record: Candidate) -> str:
         """Instances of one repository version share an environment: one worker builds it."""

@@ -48,11 +48,12 @@ class WithTestImports:
         log names costs one more build: :data:`TEST_IMPORT_BUILDS` at most); failing that, the
         instance stays on the one it had."""
         log = logs / "test-imports.log"
-        packages = self._missing_test_imports(
+        packages, undeclared = self._missing_test_imports(
             record, test_files, spec, environment, mirror, probe_dir, log
         )
+        skipped = {"test_imports_undeclared": json.dumps(undeclared)} if undeclared else {}
         if not packages:
-            return spec, environment, {}
+            return spec, environment, skipped
         attempts = [packages]  # and again without what the installer blamed
         for tried in attempts:
             derived = dataclasses.replace(spec, packages=(*spec.packages, *tried))
@@ -67,8 +68,9 @@ class WithTestImports:
                     attempts.append(rest)
                 continue
             left = [package for package in packages if package not in tried]
-            return derived, built, {"test_requirements": json.dumps(tried), **_failed(left)}
-        return spec, environment, _failed(packages)
+            metadata = {"test_requirements": json.dumps(tried), **_failed(left), **skipped}
+            return derived, built, metadata
+        return spec, environment, {**_failed(packages), **skipped}
 
     def _missing_test_imports(
         self,
@@ -79,9 +81,10 @@ class WithTestImports:
         mirror: Path,
         probe_dir: Path,
         log: Path,
-    ) -> list[str]:
+    ) -> tuple[list[str], list[str]]:
         """Distributions of the modules the test files need that the environment cannot find
-        (one run of its interpreter in a checkout with the test patch), the spec's own left out."""
+        (one run of its interpreter in a checkout with the test patch), the spec's own left
+        out; and those of them not installed because the project never declared them."""
         log.parent.mkdir(parents=True, exist_ok=True)
         opened = self.backend.session(environment, mirror, record.base_commit, probe_dir)
         try:
@@ -89,11 +92,11 @@ class WithTestImports:
                 try:
                     session.apply(record.test_patch, "test patch")
                 except PatchError:
-                    return []  # the golden runs name this drop
+                    return [], []  # the golden runs name this drop
                 wanted = test_imports.wanted_modules(session.tree, test_files)
                 note(log, "".join(f"wanted {m} ({where})\n" for m, where in wanted.items()))
                 if not wanted:
-                    return []
+                    return [], []
                 out = "missing-modules.json"
                 command = ["python", "-c", test_imports.PROBE, session.scratch_path(out), *wanted]
                 session.run(command, log.with_suffix(".probe.log"), _PROBE_TIMEOUT_S)
@@ -111,7 +114,7 @@ class WithTestImports:
         if undeclared:
             undeclared_text = " ".join(undeclared)
             note(log, f"not declared by the project up to the base commit: {undeclared_text}\n")
-        return added
+        return added, undeclared
 
 
 def _declared(package: str, mirror: Path, record: Candidate) -> bool:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from builder.core.config_errors import error_lines
 from builder.core.errors import SwtError
+from builder.core.patterns import PatternError, linear
 
 CONFIG_FILE = "swt-builder.toml"
 SECRET_VARIABLES = ("GITHUB_TOKEN", "GITHUB_TOKENS", "HF_TOKEN")
@@ -183,7 +184,7 @@ def packaged_spec_dir() -> Path:
 _LITE_PROBLEM_PATTERNS = {
     "url": r"(?i)\b(?:https?|ftp)://\S+|\bwww\.\S+",
     "issue_reference": (
-        r"(?i)(?<![\w&/])#\d+\b|\b[\w.-]+/[\w.-]+#\d+\b"
+        r"(?i)(?:^|[^\w&/])#\d+\b|\b[\w.-]+/[\w.-]+#\d+\b"
         r"|\b(?:issues?|prs?|pull\s+requests?|tickets?|bugs?)\s*(?:no\.?\s*)?#?\d+\b"
     ),
     "commit_sha": r"(?i)\b[0-9a-f]{40}\b",
@@ -223,12 +224,25 @@ class LiteConfig(_Section):
     )
     problem_patterns: dict[str, str] = Field(
         default_factory=lambda: dict(_LITE_PROBLEM_PATTERNS),
-        description="name → regex; a problem statement matching one is not Lite",
+        description="name → regex (RE2 syntax: linear time, no lookaround); a problem "
+        "statement matching one is not Lite",
     )
     test_patterns: dict[str, str] = Field(
         default_factory=lambda: dict(_LITE_TEST_PATTERNS),
-        description="name → regex; golden tests adding a matching line are not Lite",
+        description="name → regex (RE2 syntax: linear time, no lookaround); golden tests "
+        "adding a matching line are not Lite",
     )
+
+    @field_validator("problem_patterns", "test_patterns")
+    @classmethod
+    def _runs_in_linear_time(cls, value: dict[str, str]) -> dict[str, str]:
+        """Each pattern runs over untrusted text: RE2 must compile it (builder/core/patterns)."""
+        for name, pattern in value.items():
+            try:
+                linear(pattern)
+            except PatternError as error:
+                raise ValueError(f"{name}: {error}") from error
+        return value
 
 
 class RollingConfig(_Section):
@@ -356,6 +370,38 @@ class TextConfig(_Section):
     )
 
 
+class SizesConfig(_Section):
+    """The largest each field of a source record or a prediction may be, in KiB of UTF-8 text:
+    a record over one is dropped (``oversized_record``), a prediction not evaluated."""
+
+    problem_statement_kb: int = Field(default=1024, ge=1, description="a problem statement")
+    hints_text_kb: int = Field(default=1024, ge=1, description="a record's hints text")
+    patch_kb: int = Field(default=16384, ge=1, description="a golden code patch")
+    test_patch_kb: int = Field(default=16384, ge=1, description="a golden test patch")
+    model_patch_kb: int = Field(default=16384, ge=1, description="a prediction's patch")
+    test_ids_kb: int = Field(
+        default=16384,
+        ge=1,
+        description="a reference list of test ids (FAIL_TO_PASS, PASS_TO_PASS), all its ids",
+    )
+    other_kb: int = Field(
+        default=64,
+        ge=1,
+        description="any other field (repo, dates, version, commits, model name, source, …)",
+    )
+
+    def setting(self, field: str) -> str:
+        """The setting that bounds ``field``."""
+        if field.lower().endswith(("fail_to_pass", "pass_to_pass")):
+            return "test_ids_kb"
+        named = f"{field}_kb"
+        return named if named in type(self).model_fields else "other_kb"
+
+    def limit(self, field: str) -> int:
+        """The largest ``field`` may be, in bytes."""
+        return getattr(self, self.setting(field)) * 1024
+
+
 class Config(_Section):
     name: str = Field(
         default="swt-dataset",
@@ -386,6 +432,7 @@ class Config(_Section):
     )
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
     docker: DockerConfig = Field(default_factory=DockerConfig)
+    sizes: SizesConfig = Field(default_factory=SizesConfig)
     lite: LiteConfig = Field(default_factory=LiteConfig)
     rolling: RollingConfig = Field(default_factory=RollingConfig)
     release: ReleaseConfig = Field(default_factory=ReleaseConfig)

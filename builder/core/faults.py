@@ -25,6 +25,7 @@ DROP_CLASSES: Mapping[DropReason, DropClass] = {
     # sources
     DropReason.MALFORMED_RECORD: _V,
     DropReason.DUPLICATE_INSTANCE: _V,
+    DropReason.OVERSIZED_RECORD: _V,
     # GitHub collection
     DropReason.NOT_MERGED: _V,
     DropReason.COMMITS_UNAVAILABLE: _V,  # fetched, and not there: GitHub's answer about the PR
@@ -82,6 +83,11 @@ class InfrastructureError(SwtError, RuntimeError):
         found = {"fault": self.fault, "error": str(self)}
         return {**found, "log": self.log} if self.log else found
 
+
+FORGEABLE_FAULTS = frozenset({"sandbox", "killed", "disk"})
+"""Faults a record's own code can imitate or bring about (a line shaped like a launcher's
+refusal, memory or disk used up): one of them ends a build early only when a check that runs
+no record's code finds it too (``Stage.confirm``)."""
 
 DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 """OS errors that say the disk (or the user's quota) is full: a fault of the machine."""

@@ -126,6 +126,16 @@ class Stage(abc.ABC):
     def key(self, record: Record) -> str:
         return result_key(self.name, self.fingerprint(), record.model_dump(mode="json"))
 
+    def confirm(self, fault: str, first: Verdict) -> str | None:
+        """Before an early stop on ``fault`` (:data:`EARLY_STOP`): what the machine's fault is,
+        as a check that runs no record's code finds it now, or None when that check finds the
+        machine working (no stop: each record stays an ``infra_error``, tried again next
+        build). By default the first record's error: its evidence is the builder's own (git,
+        the daemon, the installer), which no record's code writes; a stage whose records' code
+        can bring a fault about or imitate it (``FORGEABLE_FAULTS``) checks the machine."""
+        error = first.evidence.get("error", "").splitlines()
+        return error[0] if error else first.reason.value
+
     def holds(self, record: Record, stored: Outcome) -> bool:
         """Whether a result stored under ``record``'s key still holds: a stage whose results
         depend on something its key cannot name cheaply checks it here (a stored result that
@@ -308,7 +318,7 @@ def run_stage(
     shipped = stage.for_workers() if executor.distributed else stage
     tasks = [(_compute, (shipped, inputs[i])) for i in pending]
     groups = [stage.group(inputs[i]) for i in pending]
-    stop = _EarlyStop(stage.name, len(pending), len(inputs))
+    stop = _EarlyStop(stage, len(pending), len(inputs))
     for position, received in executor.run(tasks, groups):
         index = pending[position]
         encoded = _received(stage, received)
@@ -333,7 +343,7 @@ class _EarlyStop:
     InfrastructureStop when the first :data:`EARLY_STOP` (or, in a stage that computes every
     record and fewer than that, all of them) hit the same infrastructure fault."""
 
-    def __init__(self, stage: str, pending: int, inputs: int) -> None:
+    def __init__(self, stage: Stage, pending: int, inputs: int) -> None:
         self.stage = stage
         enough = pending if pending == inputs else 0  # cached results say the machine worked
         self.needed = EARLY_STOP if pending >= EARLY_STOP else enough
@@ -348,12 +358,14 @@ class _EarlyStop:
             return
         self.seen.append(verdict)
         if len(self.seen) == self.needed:
-            error = first.evidence.get("error", "").splitlines()
+            found = self.stage.confirm(fault_of(first), first)
+            if found is None:  # the machine works without them: their own doing, or passing
+                self.seen = None
+                return
             raise InfrastructureStop(
-                f"{self.stage}: stopped: the first {self.needed} records computed all hit the "
-                f"same fault of this machine ({fault_of(first)}): "
-                f"{error[0] if error else first.reason.value}; nothing of them is stored, "
-                "fix it and build again"
+                f"{self.stage.name}: stopped: the first {self.needed} records computed all hit "
+                f"the same fault of this machine ({fault_of(first)}): {found}; nothing of them "
+                "is stored, fix it and build again"
             )
 
 

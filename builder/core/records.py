@@ -73,6 +73,7 @@ class DropReason(str, enum.Enum):
     # sources
     MALFORMED_RECORD = "malformed_record"
     DUPLICATE_INSTANCE = "duplicate_instance"
+    OVERSIZED_RECORD = "oversized_record"  # a field over its limit in [sizes]
     # GitHub collection (recipes/github)
     NOT_MERGED = "not_merged"
     COMMITS_UNAVAILABLE = "commits_unavailable"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -14,9 +15,10 @@ class Unwritable(SwtError, OSError):
 
 
 def problem(directory: Path) -> str | None:
-    """Why ``directory`` cannot be written, or None when it can. Nothing is created: a dir that
-    does not exist yet is checked by its nearest existing ancestor, which must be a directory
-    this process may create entries in."""
+    """Why ``directory`` cannot be written, or None when it can. A dir that does not exist yet
+    is checked by its nearest existing ancestor, which must be a directory. The check is a
+    file made there and removed at once (nothing is left): permission bits say nothing of
+    ``/proc``, ``/sys`` or a read-only mount, where root is refused all the same."""
     directory = Path(os.path.abspath(directory))
     for path in (directory, *directory.parents):
         if not os.path.lexists(path):
@@ -24,8 +26,14 @@ def problem(directory: Path) -> str | None:
         if not path.is_dir():
             what = "is" if path == directory else f"is under {path}, which is"
             return f"{what} not a directory"
-        if not os.access(path, os.W_OK | os.X_OK):
-            return "cannot be written" if path == directory else f"cannot be made in {path}"
+        try:
+            handle, made = tempfile.mkstemp(prefix=".swt-write-check-", dir=path)
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            where = "cannot be written" if path == directory else f"cannot be made in {path}"
+            return f"{where} ({reason})"
+        os.close(handle)
+        os.unlink(made)
         return None
     return None
 

@@ -8,6 +8,7 @@ import enum
 import re
 from collections.abc import Callable, Mapping
 
+from builder.core.diffs import unsafe_paths
 from builder.evaluate import function_diff, fuzzy_diff
 from builder.evaluate.unified import unified_diff
 from recipes.patch_split import PathRules
@@ -123,6 +124,9 @@ def _unsafe(text: str) -> str:
         return f"the patch is {size} bytes, more than the {MAX_PATCH_BYTES} allowed"
     if _BINARY.search(text):
         return "the patch changes a binary file"
+    unsafe = unsafe_paths(text)  # each path with why: absolute, '..', .git, a link's target
+    if unsafe:
+        return "the patch names a path it may not write: " + "; ".join(u.text() for u in unsafe)
     if _SYMLINK.search(text):
         return "the patch makes a symbolic link"
     return ""

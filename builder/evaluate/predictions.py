@@ -9,8 +9,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from builder.core.config import SizesConfig
 from builder.core.errors import SwtError
 from builder.core.records import INSTANCE_ID_MAX_LENGTH, INSTANCE_ID_PATTERN
+from builder.core.sizes import oversized
 
 GOLD = "gold"
 """``--predictions gold``: the dataset's own golden tests stand as the predictions."""
@@ -42,12 +44,16 @@ class Prediction(BaseModel):
     invalid: str = Field(
         default="",
         description="why the entry cannot be evaluated though its instance is known (a raw "
-        "byte that is not UTF-8): the prediction is not applicable for this reason",
+        "byte that is not UTF-8, a lone surrogate, a field over its size limit): the "
+        "prediction is not applicable for this reason",
     )
 
 
-def read_predictions(path: Path) -> list[Prediction]:
-    """Every prediction of ``path``, in file order; two for one instance is an error."""
+def read_predictions(path: Path, sizes: SizesConfig | None = None) -> list[Prediction]:
+    """Every prediction of ``path``, in file order; two for one instance is an error. One
+    whose text is not UTF-8 or over its limit in ``sizes`` (default: the defaults) is kept,
+    invalid, with the reason."""
+    sizes = sizes or SizesConfig()
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -67,7 +73,7 @@ def read_predictions(path: Path) -> list[Prediction]:
     predictions: list[Prediction] = []
     seen: dict[str, str] = {}
     for where, entry, problem in entries:
-        prediction = _prediction(path, where, entry, problem)
+        prediction = _prediction(path, where, entry, problem, sizes)
         if prediction.instance_id in seen:
             raise PredictionsError(
                 f"{path}: {where} predicts {prediction.instance_id} again "
@@ -132,6 +138,14 @@ def _escaped(path: Path, number: int, entry: Any) -> Any:
     return fixed
 
 
+def _surrogate_at(value: str) -> int:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return -1
+
+
 def _spoilt(value: str) -> bool:
     try:
         value.encode("utf-8")
@@ -140,10 +154,34 @@ def _spoilt(value: str) -> bool:
     return False
 
 
-def _prediction(path: Path, where: str, entry: Any, problem: str = "") -> Prediction:
+def _prediction(path: Path, where: str, entry: Any, problem: str, sizes: SizesConfig) -> Prediction:
     if not isinstance(entry, dict):
         raise PredictionsError(f"{path}: {where} is not an object")
-    entry = {**entry, "model_patch": entry.get("model_patch") or "", "invalid": problem}
+    entry = {**entry, "model_patch": entry.get("model_patch") or ""}
+    over = oversized(
+        {k: v for k, v in entry.items() if k in ("model_patch", "model_name_or_path")}, sizes
+    )
+    if over:  # its text is not kept: a 300 MB patch is not held for every later step
+        problem = problem or "the prediction is over its size limit: " + "; ".join(
+            f"{field}: {said}" for field, said in sorted(over.items())
+        )
+        entry = {**entry, **dict.fromkeys(over, "")}
+    surrogates = [
+        f"{key} (character {_surrogate_at(value)})"
+        for key, value in entry.items()
+        if key != "instance_id" and isinstance(value, str) and _spoilt(value)
+    ]
+    if surrogates:  # a JSON escape such as "\ud800" is valid JSON and no text
+        problem = problem or (
+            f"the prediction is not valid UTF-8 text: a lone surrogate in {', '.join(surrogates)}"
+        )
+        entry = {
+            key: value.encode("utf-8", "backslashreplace").decode("utf-8")
+            if key != "instance_id" and isinstance(value, str) and _spoilt(value)
+            else value
+            for key, value in entry.items()
+        }
+    entry["invalid"] = problem
     try:
         return Prediction.model_validate(entry)
     except ValidationError as error:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from builder.core.config import Config, ValidationConfig
+from builder.core.config import Config, SizesConfig, ValidationConfig
 from builder.core.errors import SwtError
 from builder.core.executor import Executor
 from builder.core.files import atomic_write_text, inside
@@ -124,7 +124,7 @@ def evaluate(
     instances = [i for i in everything if not wanted or i.instance_id in wanted]
     if not instances and not denominator:
         raise EvaluationError(f"{request.dataset}: no instance to evaluate")
-    tasks, missing = _tasks(request, instances, known, echo)
+    tasks, missing = _tasks(request, instances, known, echo, config.sizes)
     golden = {i.instance_id: i.golden_coverage for i in instances}
     absent = sorted(set(denominator or ()) - known)
     if absent:
@@ -238,6 +238,7 @@ def _tasks(
     instances: Sequence[EvalInstance],
     known: set[str],
     echo: Callable[[str], None],
+    sizes: SizesConfig | None = None,
 ) -> tuple[list[EvalTask], list[str]]:
     """One task per predicted instance, and the ids of the instances without a prediction.
     Predictions for ids the dataset lacks (``known``: all of its ids) are skipped with a
@@ -248,7 +249,7 @@ def _tasks(
             for i in instances
         }
     else:
-        listed = read_predictions(Path(request.predictions))
+        listed = read_predictions(Path(request.predictions), sizes)
         predictions = {p.instance_id: p for p in listed}
         unknown = sorted(set(predictions) - known)
         if unknown:

@@ -89,6 +89,11 @@ class EvaluateStage(Stage):
             "runtime": [COUNTER.digest, PYTEST_LAUNCHER.digest],  # what runs in each run
         }
 
+    def confirm(self, fault: str, first: Any) -> str | None:
+        """As validation's: a fault a prediction's code can imitate stops the evaluation only
+        when the backend's self-test, run for no prediction, fails too."""
+        return self.validate.confirm(fault, first)
+
     def key(self, record: EvalTask) -> str:
         fingerprint = {
             **self.fingerprint(),

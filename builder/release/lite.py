@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -12,6 +11,7 @@ from unidiff import UnidiffParseError
 
 from builder.core.config import LiteConfig
 from builder.core.diffs import parse_patch
+from builder.core.patterns import linear
 from builder.core.records import Instance
 
 
@@ -76,13 +76,13 @@ def check_instance(instance: Instance, config: LiteConfig) -> LiteCheck:
     if words < config.min_problem_words:
         broken["problem_too_short"] = f"{words} words < {config.min_problem_words}"
     for name, pattern in sorted(config.problem_patterns.items()):
-        found = re.search(pattern, instance.problem_statement)
+        found = linear(pattern).search(instance.problem_statement)
         if found:
-            broken[f"problem_has_{name}"] = found.group(0)[:80]
+            broken[f"problem_has_{name}"] = found.group(0).strip()[:80]
     broken.update(_patch_rules(instance.patch, config))
     added_test_code = _added_lines(instance.test_patch)
     for name, pattern in sorted(config.test_patterns.items()):
-        found = re.search(pattern, added_test_code)
+        found = linear(pattern).search(added_test_code)
         if found:
             broken[f"tests_check_{name}"] = found.group(0)[:80]
     return LiteCheck(instance.instance_id, broken)

@@ -12,6 +12,7 @@ from builder.core.config import Config, ConfigError
 from builder.core.files import atomic_write_text, write_text_if_changed
 from builder.core.pipeline import StageStats
 from builder.core.records import Instance
+from builder.release.id_check import flagged_ids, warning
 from builder.release.manifest import (
     file_sha256,
     inputs_fingerprint,
@@ -112,6 +113,10 @@ def write_release(
         "splits": split_rows,
         "statistics": {name: [row.to_dict() for row in rows] for name, rows in tables.items()},
     }
+    flagged = flagged_ids(ordered)  # ids a test process may have filled with host data
+    if flagged:
+        stats["flagged_test_ids"] = [list(item) for item in flagged]
+        echo(warning(flagged))
     atomic_write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
     figures = write_figures(out, ordered, funnel)
     facts = rebuild_facts(ordered)

@@ -13,6 +13,9 @@ from builder.text.errors import TextError
 from builder.text.files import SourceFile
 
 STYLES = ("zsb", "zsp")
+ISSUE_CHARS = 200_000
+"""A problem statement longer than this is cut to it, with a note (``shown_issue``): far over
+any budget already, and a text of a million characters is more than the tokenizer takes."""
 TEMPLATES = Path(__file__).with_name("templates")
 """The bundled templates, ``<style>.jinja``."""
 
@@ -32,8 +35,11 @@ def template_source(style: str, directory: Path | None = None) -> str:
 @functools.lru_cache(maxsize=16)
 def _compiled(source: str):
     import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    environment = jinja2.Environment(
+    # a template is code: sandboxed, it reaches no attribute that leads out of its values
+    # (``__class__``, ``__globals__``, …) and changes none of them
+    environment = ImmutableSandboxedEnvironment(
         keep_trailing_newline=True, autoescape=False, undefined=jinja2.StrictUndefined
     )
     environment.filters["code_text"] = code_text
@@ -41,6 +47,17 @@ def _compiled(source: str):
         return environment.from_string(source)
     except jinja2.TemplateSyntaxError as error:
         raise TextError(f"prompt template, line {error.lineno}: {error.message}") from error
+
+
+def shown_issue(statement: str) -> str:
+    """The problem statement as prompts show it: whole, or its first ISSUE_CHARS characters
+    and a note saying how much was cut."""
+    if len(statement) <= ISSUE_CHARS:
+        return statement
+    return (
+        f"{statement[:ISSUE_CHARS]}\n\n[the problem statement is cut here: its first "
+        f"{ISSUE_CHARS} of {len(statement)} characters are shown]\n"
+    )
 
 
 def render(
@@ -53,5 +70,5 @@ def render(
 
     try:
         return _compiled(source).render(issue=issue, readmes=list(readmes), files=list(files))
-    except jinja2.TemplateError as error:
+    except jinja2.TemplateError as error:  # a SecurityError of the sandbox too
         raise TextError(f"prompt template: {error}") from error

@@ -149,7 +149,7 @@ def _input(instance: TextInput) -> dict[str, str]:
 
 
 def _ranked(instance: TextInput, snapshot: _Snapshot, settings: TextSettings) -> list[str]:
-    construction, issue = settings.construction, instance.problem_statement
+    construction, issue = settings.construction, prompts.shown_issue(instance.problem_statement)
     if settings.retrieval == "bm25":
         return snapshot.index(construction).rank(issue)
     if settings.retrieval == "issue+bm25":
@@ -238,7 +238,7 @@ def _prompt(instance, settings, prompt, snapshot, ranked, texts, count) -> tuple
     (after the prompt without files, when it bounds the whole prompt), shown in the
     construction's order; the lowest-ranked file left out while the prompt is over budget."""
     construction, template = settings.construction, settings.template(prompt)
-    issue = instance.problem_statement
+    issue = prompts.shown_issue(instance.problem_statement)
     readmes = snapshot.readmes if construction.readmes else []
     budget = settings.budget
     if construction.budget_scope == "prompt":

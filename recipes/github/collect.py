@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from builder.core.config import SizesConfig
 from builder.core.executor import Executor
 from builder.core.faults import InfrastructureError
 from builder.core.gitutil import GitError
 from builder.core.pipeline import Outcome, RejectedLog, Stage, StageStats, run_stage
 from builder.core.records import Candidate, DropReason
 from builder.core.repos import CommitNotFound, RepoCache, RepoUnavailable
+from builder.core.sizes import oversized
 from builder.core.store import ResultStore, result_key
 from recipes.github.client import GitHubClient, web_hosts_for
 from recipes.github.fields import (
@@ -55,8 +57,15 @@ class CollectStage(Stage):
     name = STAGE
     output_model = Candidate
 
-    def __init__(self, recipe: Recipe, client: GitHubClient, repos: RepoCache) -> None:
+    def __init__(
+        self,
+        recipe: Recipe,
+        client: GitHubClient,
+        repos: RepoCache,
+        sizes: SizesConfig | None = None,
+    ) -> None:
         self.recipe = recipe
+        self.sizes = sizes or SizesConfig()
         self.client = client
         self.repos = repos
         self.rules = recipe.path_rules
@@ -81,11 +90,14 @@ class CollectStage(Stage):
         its host name. Scheme, port and path are how it was reached, not what it holds (the
         demo's loopback server gets a new port on every run).
         """
-        return {
+        fingerprint = {
             "recipe": self.recipe.fingerprint(),
             "github": github_instance(self.client.base_url),
             "graphql": self.use_graphql,
         }
+        if self.sizes != SizesConfig():  # the defaults leave the keys stored before them
+            fingerprint["sizes"] = self.sizes.model_dump()
+        return fingerprint
 
     def key(self, record: PullRecord) -> str:  # type: ignore[override]
         return result_key(self.name, self.fingerprint(), record.stable_fields())
@@ -123,9 +135,13 @@ class CollectStage(Stage):
         if not any(issue.body.strip() for issue in issues):
             numbers_text = ", ".join(f"#{issue.number}" for issue in issues)
             return drop(DropReason.EMPTY_PROBLEM_STATEMENT, issues=numbers_text)
+        candidate = self._candidate(record, split, issues, commits.first_commit_at)
+        over = oversized(candidate, self.sizes)
+        if over:
+            return drop(DropReason.OVERSIZED_RECORD, **over)
         return Outcome.keep(
             STAGE,
-            self._candidate(record, split, issues, commits.first_commit_at),
+            candidate,
             pull=str(record.number),
             issues=",".join(str(issue.number) for issue in issues),
         )
@@ -259,6 +275,7 @@ def collect(
     rejected: RejectedLog,
     echo: Callable[[str], None] = print,
     progress: Any = None,
+    sizes: SizesConfig | None = None,
 ) -> CollectRun:
     """List each recipe's PRs, judge them (stored per PR, so a crashed run resumes), save state.
 
@@ -275,7 +292,7 @@ def collect(
         state = RepoState.load(state_dir, recipe.repo, github_instance(client.base_url))
         listing = list_pulls(client, recipe, state)
         listings[recipe.repo] = listing
-        stage = CollectStage(recipe, client, cache)
+        stage = CollectStage(recipe, client, cache, sizes)
         if recipe.linking.graphql and not stage.use_graphql:
             echo(f"collect {recipe.repo}: no token, so GitHub's closing references are not asked")
         stage.prefetch(listing.pulls, store)
@@ -338,6 +355,7 @@ def collect_for_config(
         rejected=rejected,
         echo=echo,
         progress=progress,
+        sizes=config.sizes,
     )
     echo(f"collect: {len(run.candidates)} candidates; GitHub API: {client.summary()}")
     return run

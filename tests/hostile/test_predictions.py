@@ -55,7 +55,7 @@ def released(project, work_dir, env_dir):
     return release.dataset_dir, config
 
 
-def _evaluate(released, tmp_path, run_id, patches):
+def _evaluate(released, tmp_path, run_id, patches, semantics="strict"):
     """Score ``patches`` (instance number → model_patch); each instance's report by number."""
     directory, config = released
     predictions = tmp_path / f"{run_id}.jsonl"
@@ -67,7 +67,7 @@ def _evaluate(released, tmp_path, run_id, patches):
     lines = [json.dumps(row).encode().replace(RAW.encode(), b"\xff") + b"\n" for row in rows]
     predictions.write_bytes(b"".join(lines))
     request = Request(
-        semantics="strict",
+        semantics=semantics,
         dataset=str(directory),
         predictions=str(predictions),
         run_id=run_id,
@@ -106,8 +106,8 @@ def test_untrusted_patches_are_not_applicable_with_their_reason(
     expected = {
         1: "the patch is empty",
         2: "no file header",
-        3: "not a relative path",
-        4: "not a relative path",
+        3: "tests/../../../escaped_test.py (leaves the repository ('..'))",
+        4: "test_planted.py (absolute path)",
         5: "symbolic link",
         6: "binary file",
         7: "more than the 2000000 allowed",
@@ -184,3 +184,27 @@ def test_test_code_that_allocates_without_end_meets_the_memory_limit(released, t
     transitions = {t["test"]: (t["before"], t["after"]) for t in reports[1]["score"]["transitions"]}
     assert transitions["tests/test_predicted.py::test_memory"] == ("pass", "pass")
     assert not any(run["timed_out"] for run in reports[1]["runs"])
+
+
+FORGED_REFUSAL = "bwrap: Can't create file at /root/.ssh: Is a directory"
+FORGING_SITECUSTOMIZE = (
+    f"import os, sys\nsys.stderr.write({FORGED_REFUSAL!r} + '\\n')\nsys.stderr.flush()\n"
+    "os._exit(1)\n"
+)
+
+
+def test_test_code_printing_the_sandbox_s_refusal_gets_its_report(released, tmp_path):
+    """A prediction whose ``sitecustomize.py`` prints a line shaped like bubblewrap's refusal
+    and exits 1 (SWT-Bench's semantics apply the whole patch): its runs are its own, for the
+    sandbox runs ``true`` for no prediction, so the instance gets its report."""
+    patch = _new_file("sitecustomize.py", FORGING_SITECUSTOMIZE) + _new_file(
+        PREDICTED, "def test_x():\n    assert True"
+    )
+    summary, reports, _ = _evaluate(released, tmp_path, "forged", {1: patch}, "swt-bench")
+    forged = []
+    for run in reports[1]["runs"]:
+        with open(run["log_path"], encoding="utf-8") as log:
+            if log.read().strip() == FORGED_REFUSAL:  # just what a refusal looks like
+                forged.append((run["exit_code"], run["timed_out"]))
+    assert forged and set(forged) == {(1, False)}  # the prediction's runs, in its report
+    assert summary.instances == 1

@@ -118,6 +118,8 @@ def test_a_name_the_project_never_declared_is_logged_not_installed(make_case):
     assert outcome.verdict.kept, outcome.verdict
     assert "test_requirements" not in outcome.output.run_metadata
     assert "test_requirements_failed" not in outcome.output.run_metadata
+    skipped = outcome.output.run_metadata["test_imports_undeclared"]
+    assert json.loads(skipped) == ["bump_changelog", "doesnotexist"]
     log = _log(outcome)
     assert "added: none" in log
     assert "not declared by the project up to the base commit: bump_changelog doesnotexist" in log

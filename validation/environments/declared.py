@@ -1,15 +1,18 @@
 """The distribution names a project has declared anywhere in its history up to a commit.
 
 A name counts as declared when a line that some commit up to ``commit`` added to one of the
-files where projects name what they install holds it as a word: requirement files, setup.py,
-setup.cfg, pyproject.toml, Pipfile, conda environment files, tox.ini, noxfile.py and the CI
-configurations (GitHub workflows, Travis, Azure Pipelines, AppVeyor, CircleCI, ``ci/``). A
-word is cut at anything that cannot be in a distribution name; one that follows ``:``, ``/``
-or ``.`` (``-p no:xdist``, a path, a module attribute) is not a name. Comment lines count:
-a commented-out requirement is still one the project wrote.
+files where projects name what they install (requirement files, setup.py, setup.cfg,
+pyproject.toml, Pipfile, conda environment files, tox.ini, noxfile.py and the CI
+configurations: GitHub workflows, Travis, Azure Pipelines, AppVeyor, CircleCI, ``ci/``) holds
+it as a requirement (:func:`line_names`): the whole line, a quoted string, the value of a
+``key = value`` line or a ``- item`` bullet, a tox factor's (``py37: mock``), or an argument
+of an install command (``pip install a b``), read as a PEP 508 requirement or a conda
+``name=version``. A word elsewhere on a line is no declaration: tox's
+``{py37}-{xdist,numpy}`` environment names, ``-p no:xdist``, a key (``xdist:``), prose. A
+commented-out requirement (``# mock>=2``) is still one the project wrote.
 
-This is a filter on what an import may bring into an environment (see ``test_imports``), not
-a parser: it may count a word that was never a requirement, never miss one that was.
+This is a filter on what an import may bring into an environment (see ``test_imports``): a
+name merely mentioned could be anybody's registration on the index.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import re
 import subprocess
 from pathlib import Path, PurePosixPath
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from builder.core.gitutil import git_env
@@ -48,7 +52,54 @@ DECLARING_FILES = (
 )
 """Git pathspecs of the files whose added lines declare names."""
 
-_WORD = re.compile(r"(?<![A-Za-z0-9._:/-])[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_QUOTED = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
+_FACTORS = re.compile(r"^[A-Za-z0-9_.,{}!-]+:\s+")
+"""A tox factor condition (``py37,py38: ``) or a YAML key (``run: ``) before a value."""
+_ASSIGNED = re.compile(r"[A-Za-z_][\w.-]*\s*=(?!=)\s*(.*)")
+"""A ``key = value`` line (setup.cfg's ``install_requires = numpy``): its value."""
+_INSTALL = re.compile(r"\binstall\b(.*)")
+"""An install command's arguments (pip, uv pip, conda, mamba, ``session.install(``)."""
+_CONDA = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?:=[^=\s]+){0,2}")
+"""A conda requirement: ``name``, ``name=version`` or ``name=version=build``."""
+
+
+def line_names(line: str) -> set[str]:
+    """Canonical names of the requirements ``line`` (of a declaring file) holds."""
+    text = line.strip()
+    pieces = [text, *(a or b for a, b in _QUOTED.findall(text))]
+    if text.startswith("#"):
+        pieces.append(text.lstrip("#"))
+    uncommented = text.split(" #")[0].strip()
+    bullet = uncommented.removeprefix("- ").strip()
+    pieces += [uncommented, bullet, _FACTORS.sub("", bullet)]
+    assigned = _ASSIGNED.match(uncommented)
+    if assigned:
+        pieces.append(assigned.group(1))
+    found = _INSTALL.search(uncommented)
+    if found:
+        pieces += [
+            word.strip("\"',()[]")
+            for word in found.group(1).split()
+            if not word.startswith(("-", "$", "."))
+        ]
+    return {name for piece in set(pieces) if (name := _requirement_name(piece)) is not None}
+
+
+@functools.lru_cache(maxsize=65536)
+def _requirement_name(text: str) -> str | None:
+    """The distribution ``text`` (all of it) requires, canonical; None when it is no
+    requirement."""
+    text = text.strip().rstrip(",")
+    if not text or len(text) > 500:
+        return None
+    try:
+        name = Requirement(text).name
+    except InvalidRequirement:
+        found = _CONDA.fullmatch(text)
+        if found is None:
+            return None
+        name = found.group(1)
+    return canonicalize_name(name) if any(c.isalpha() for c in name) else None  # not 1.13
 
 
 @functools.lru_cache(maxsize=64)
@@ -63,7 +114,7 @@ def declared_names(mirror: Path, commit: str) -> frozenset[str]:
     names: set[str] = set()
     for line in diff.splitlines():
         if line.startswith("+") and not line.startswith("+++"):
-            names.update(canonicalize_name(word) for word in _WORD.findall(line[1:]))
+            names.update(line_names(line[1:]))
     return frozenset(names)
 
 
@@ -93,7 +144,7 @@ def patch_names(patch: str) -> frozenset[str]:
             path = line[4:].strip().removeprefix("b/")
             declaring = _is_declaring(path)
         elif declaring and line.startswith("+"):
-            names.update(canonicalize_name(word) for word in _WORD.findall(line[1:]))
+            names.update(line_names(line[1:]))
     return frozenset(names)
 
 

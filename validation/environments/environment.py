@@ -772,6 +772,7 @@ class LocalEnvironments:
                     proxy.unreachable.clear()  # this step's alone
                     cwd = tree if step.in_project and tree else (directory.parent)
                     argv = sandboxes.limited(self.rlimits, step.argv)
+                    probe = sandboxes.limited(self.rlimits, [sandboxes.TRUE])  # for no record
                     if build.bwrap is not None:
                         mounts = self._mounts(build, tree, env)
                         if limited_network:
@@ -785,6 +786,10 @@ class LocalEnvironments:
                         argv = sandboxes.command(
                             build.bwrap, argv, mounts=mounts, network=not limited_network,
                             cwd=str(cwd), user=user,
+                        )  # fmt: skip
+                        probe = sandboxes.command(
+                            build.bwrap, probe, mounts=mounts, network=False, cwd=str(cwd),
+                            user=user,
                         )  # fmt: skip
                     if limited_network:
                         with proxy:
@@ -803,7 +808,7 @@ class LocalEnvironments:
                         )
                     if code != 0:
                         log.flush()
-                        _raise_fault(step.label, code, build.log_path, start, proxy)
+                        _raise_fault(step.label, code, build.log_path, start, proxy, probe)
                         raise EnvironmentBuildError(
                             f"environment step '{step.label}' failed with exit code {code}",
                             build.log_path,
@@ -877,15 +882,25 @@ def left_out(venv: Path) -> tuple[str, ...]:
 
 
 def _raise_fault(
-    label: str, code: int, log_path: Path, start: int, proxy: index_proxy.IndexProxy
+    label: str,
+    code: int,
+    log_path: Path,
+    start: int,
+    proxy: index_proxy.IndexProxy,
+    probe: list[str],
 ) -> None:
     """Raise the infrastructure fault a failed step is, if it is one: the sandbox did not start
-    it (SandboxRefused), or the package index could not be reached (IndexUnreachable)."""
-    refused = refused_run(code, log_path, start)
-    if refused is not None:
-        raise SandboxRefused(
-            f"the sandbox did not start environment step '{label}': {refused}", log=str(log_path)
-        )
+    it (SandboxRefused: its output looks like a launcher's refusal, which a ``setup.py`` may
+    print itself, and the same launchers, mounts and user refuse ``true``, ``probe``, now),
+    or the package index could not be reached (IndexUnreachable)."""
+    if refused_run(code, log_path, start) is not None:
+        problem = sandboxes.attempt(probe)
+        if problem is not None:
+            raise SandboxRefused(
+                f"the sandbox did not start environment step '{label}': {problem} (it "
+                "refuses `true` too)",
+                log=str(log_path),
+            )
     if proxy.unreachable:
         hosts = ", ".join(sorted(set(proxy.unreachable)))
         raise index_proxy.IndexUnreachable(

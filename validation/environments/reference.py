@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -231,6 +232,9 @@ def read_reference(path: Path, root: Path, project: str = "") -> ReferenceEnviro
         item = f"{name}={version}"
         if name in INTERPRETER_OWN:
             continue
+        if not _CONDA_NAME.fullmatch(name):  # a name to no package; never a pin or a command
+            unmapped[item] = "conda entry whose name is not a package name"
+            continue
         pypi = _pypi_name(name)
         if _is_python_build(build):
             _conda_pin(pypi, version, item, pins, unmapped, own)
@@ -256,6 +260,12 @@ def read_reference(path: Path, root: Path, project: str = "") -> ReferenceEnviro
         system=tuple(sorted(system)),
         unmapped=tuple(sorted(unmapped.items())),
     )
+
+
+_CONDA_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*")
+"""What a conda package's name is made of (``libstdcxx-ng``, ``_libgcc_mutex``)."""
+_PYPI_NAME = re.compile(r"[a-z0-9]|[a-z0-9][a-z0-9._-]*[a-z0-9]")
+"""A distribution's name as PEP 508 has it, canonicalized (lower case)."""
 
 
 def _is_python_build(build: str) -> bool:
@@ -291,6 +301,8 @@ def _conda_pin(
         return
     if name == own:
         unmapped[item] = "the project itself: installed from its checkout"
+    elif not _PYPI_NAME.fullmatch(name):
+        unmapped[item] = "conda name that is not a PyPI distribution's name"
     elif name in NOT_ON_PYPI:
         unmapped[item] = NOT_ON_PYPI[name]
     else:

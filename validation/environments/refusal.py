@@ -1,4 +1,4 @@
-"""Tell a sandbox or launcher that refused to start a command from a command that ran and failed."""
+"""Output shaped like a sandbox's or launcher's refusal: the cue to check the launchers."""
 
 from __future__ import annotations
 
@@ -25,8 +25,10 @@ def refusal(exit_code: int | None, output: str) -> str | None:
     """The launcher's complaint when ``output`` (all a command printed) is one line of a
     launcher's own error and the exit code is a launcher's; None when the command itself ran.
 
-    Code under test could print such a line and exit 1 itself: it then makes its own instance
-    an infrastructure fault, which is never stored and never kept."""
+    Code under test can print such a line and exit 1 itself, so this decides nothing alone: it
+    only makes the caller check the launchers with no record's code (``sandbox.attempt`` of
+    ``true`` in the same sandbox), and the refusal is a fault of the machine only when that
+    check fails too (its own complaint is the evidence)."""
     if exit_code != REFUSED_EXIT:
         return None
     lines = output.strip().splitlines()

@@ -213,6 +213,42 @@ def command(
     return args
 
 
+SELF_TEST_TIMEOUT_S = 60.0
+TRUE = shutil.which("true") or "/bin/true"
+"""The command of a self-test: it reads nothing and prints nothing."""
+
+
+def self_test(
+    bwrap: str, rlimits: Mapping[str, int], user: User | None = None, mounts: Sequence = ()
+) -> str | None:
+    """Why a sandbox made now cannot run ``true`` (bubblewrap, the user switch and the limits
+    as a run or build has them, ``mounts`` too), or None when it can: see :func:`attempt`."""
+    argv = command(
+        bwrap, limited(rlimits, [TRUE]), mounts=mounts, network=False, cwd="/", user=user
+    )
+    return attempt(argv)
+
+
+def attempt(argv: Sequence[str]) -> str | None:
+    """Run ``argv`` (a launcher chain ending in ``true``), for no record: None when it exits
+    0, else its first line of complaint or its exit. Nothing of any record runs in it and the
+    builder reads the launcher's exit itself, so this, unlike a refusal-shaped line in a run's
+    output (which its code may have printed, ``refusal``), can decide a fault of the machine."""
+    try:
+        completed = subprocess.run(
+            list(argv), capture_output=True, text=True, errors="replace",
+            timeout=SELF_TEST_TIMEOUT_S, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"a sandbox running `true` did not end in {SELF_TEST_TIMEOUT_S:g} s"
+    except OSError as error:
+        return f"{argv[0]} cannot be started: {error.strerror or error}"
+    if completed.returncode == 0:
+        return None
+    said = (completed.stderr.strip() or completed.stdout.strip()).splitlines()
+    return said[0] if said else f"a sandbox running `true` exited {completed.returncode}"
+
+
 _SWITCH_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 """What the sandbox's first process keeps to become ``user`` (and drop its bounding set)."""
 _SWITCH = r"""
@@ -251,4 +287,6 @@ __all__ = [
     "layered",
     "limited",
     "require",
+    "attempt",
+    "self_test",
 ]

@@ -31,7 +31,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-VERSION = 5
+import tomllib
+
+VERSION = 6
 """In the validation fingerprint: bump when what is added changes (results are recomputed)."""
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {
@@ -41,31 +43,13 @@ _STDLIB = frozenset(sys.stdlib_module_names) | {
     "msilib", "nis", "ossaudiodev", "audioop", "chunk", "aifc", "lib2to3", "__future__",
 }  # fmt: skip
 
-DISTRIBUTIONS = {
-    "attr": "attrs",
-    "bs4": "beautifulsoup4",
-    "cv2": "opencv-python",
-    "dateutil": "python-dateutil",
-    "dotenv": "python-dotenv",
-    "git": "GitPython",
-    "iris": "scitools-iris",
-    "jwt": "PyJWT",
-    "magic": "python-magic",
-    "netCDF4": "netCDF4",
-    "nc_time_axis": "nc-time-axis",
-    "OpenSSL": "pyOpenSSL",
-    "PIL": "Pillow",
-    "pkg_resources": "setuptools",
-    "pydap": "pydap",
-    "serial": "pyserial",
-    "skimage": "scikit-image",
-    "sklearn": "scikit-learn",
-    "socks": "PySocks",
-    "yaml": "PyYAML",
-    "zmq": "pyzmq",
-}
-"""Import names whose distribution is named otherwise (any other name is its own
-distribution's)."""
+IMPORT_NAMES = Path(__file__).with_name("import_names.toml")
+"""The curated map of import names to the distributions that provide them (data)."""
+DISTRIBUTIONS: dict[str, str] = tomllib.loads(IMPORT_NAMES.read_text(encoding="utf-8"))[
+    "distributions"
+]
+"""Import names whose distribution is named otherwise; any other name is its own
+distribution's, installed only when the project declared it (``declared``)."""
 
 
 def distribution(module: str) -> str:

@@ -227,3 +227,24 @@ def test_faults_among_results_do_not_stop_a_stage(tmp_path):
     stage = FaultyMachine({1, 2, 4, 5, 6, 7, 8})  # the third one computed worked
     outputs, stats, _ = _run(stage, RECORDS, store)
     assert stage.calls == 8 and len(outputs) == 1 and stats.faults == {"sandbox": 7}
+
+
+class SelfTested(FaultyMachine):
+    """Its records' faults are their own doing when the machine's self-test passes."""
+
+    def __init__(self, faulty, self_test):
+        super().__init__(faulty)
+        self.self_test = self_test
+
+    def confirm(self, fault, first):
+        return self.self_test
+
+
+def test_a_stop_quotes_the_self_test_and_none_stops_without_its_failure(tmp_path):
+    records = {r.pull_number for r in RECORDS}
+    confirmed = SelfTested(records, "a self-test run for no record fails: bwrap: setup")
+    with pytest.raises(InfrastructureStop, match=r"\(sandbox\): a self-test run for no record"):
+        _run(confirmed, RECORDS, ResultStore(tmp_path / "a"))
+    forged = SelfTested(records, None)  # the machine works: each record's own doing
+    outputs, stats, _ = _run(forged, RECORDS, ResultStore(tmp_path / "b"))
+    assert forged.calls == 8 and outputs == [] and stats.faults == {"sandbox": 8}

@@ -57,7 +57,7 @@ def test_code_edits_are_flagged_and_left_out_unless_asked():
         ("", "the patch is empty"),
         ("  \n", "the patch is empty"),
         ("no diff at all", "no file header"),
-        ("--- a/../../etc/x\n+++ b/../../etc/x\n@@ -1 +1 @@\n-a\n+b\n", "not a relative path"),
+        ("--- a/../../etc/x\n+++ b/../../etc/x\n@@ -1 +1 @@\n-a\n+b\n", "leaves the repository"),
         ("diff\n/etc/passwd\ninsert\nEOF\nx = 1\nend diff\n", "relative path inside"),
         (
             "diff --git a/tests/t.py b/tests/t.py\nnew file mode 120000\n--- /dev/null\n"

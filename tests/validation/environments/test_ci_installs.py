@@ -140,7 +140,7 @@ def test_what_counts_as_an_install_command():
         "pip install \"numpy<2; python_version<'3.9'\" pytest||echo failed|pip install tee",
         "pip install 'open-quote",
         # a `#` inside quotes is the word's; one that starts a word outside them is a comment
-        "pip install \"pkg @ https://example.org/p.zip #frag\" extra # it's a comment",
+        'pip install "pkg @ https://example.org/p.zip #frag" extra # it\'s a comment',
     ]
     assert list(install_arguments(commands)) == [
         ["-U", "six", "attrs>=19"],

@@ -15,8 +15,11 @@ from builder.core.records import TestStatus
 from validation.runs.parsers import ParsedLog, dotted, file_for_module
 
 _HEADER = re.compile(
-    r"(?P<name>[\w.]+) \((?P<where>[\w.]+)\)(?: \((?P<params>[^)]*)\))?(?P<dots> \.\.\. )?"
+    r"(?<![\w.])(?P<name>[\w.]+) \((?P<where>[\w.]+)\)(?: \((?P<params>[^)]*)\))?"
+    r"(?P<dots> \.\.\. )?"
 )
+"""A test's header, ``name (module.Class)``; the name starts where its run of name characters
+does (what a start inside the run would find, in time linear in the line, not quadratic)."""
 _BLOCK = re.compile(
     r"^(?P<kind>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<name>[\w.]+) \((?P<where>[\w.]+)\)",
     re.MULTILINE,
@@ -55,6 +58,7 @@ class _Collector:
 
     def __init__(self, module_to_file: ModuleToFile) -> None:
         self.module_to_file = module_to_file
+        self.paths: dict[str, str] = {}  # module → file, found once (a log names it per test)
         self.tests: dict[str, TestStatus] = {}
         self.failed_modules: list[str] = []
 
@@ -67,7 +71,9 @@ class _Collector:
         if parts[-1] == name and len(parts) > 2:  # Python ≥ 3.11 prints module.Class.name
             parts = parts[:-1]
         module, cls = ".".join(parts[:-1]), parts[-1]
-        path = self.module_to_file(module) or module.replace(".", "/") + ".py"
+        if module not in self.paths:
+            self.paths[module] = self.module_to_file(module) or module.replace(".", "/") + ".py"
+        path = self.paths[module]
         return f"{path}::{cls}::{name}"
 
     def set(self, test: str | None, status: TestStatus) -> None:
@@ -85,9 +91,9 @@ def parse_unittest_style(
     collector = _Collector(module_to_file)
     pending: str | None = None
     for line in log.splitlines():
-        headers = list(_HEADER.finditer(line))
-        headers = [h for h in headers if h.start() == 0 or line[: h.start()].endswith(" ... ")
-                   or not line[: h.start()].strip()]  # fmt: skip
+        lead = len(line) - len(line.lstrip())  # a header after blanks alone starts the line
+        headers = [h for h in _HEADER.finditer(line) if h.start() <= lead
+                   or line.endswith(" ... ", 0, h.start())]  # fmt: skip
         if not headers:
             if pending is not None:
                 status = _inline_status(line.rsplit(" ... ", 1)[-1])

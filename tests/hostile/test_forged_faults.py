@@ -1,0 +1,70 @@
+"""Code under test that prints a line shaped like a launcher's refusal and exits 1 (a
+``sitecustomize.py`` of its test patch): on the local backend its run is its own failure,
+stored as a verdict, never a fault of the machine (the sandbox runs ``true`` for no record);
+three such records first do not stop a build."""
+
+import json
+
+import pytest
+
+from builder.cli import main
+from tests.support.hostile import Project, hostile_tests, reason, stage
+
+FORGED = {
+    "bwrap": "bwrap: Can't create file at /root/.ssh: Is a directory",
+    "setpriv": "setpriv: setresuid failed: Operation not permitted",
+    "prlimit": "prlimit: failed to set the NPROC resource limit: Operation not permitted",
+    "unshare": "unshare: unshare failed: Operation not permitted",
+}
+SITECUSTOMIZE = (
+    "import os, sys\nsys.stderr.write({line!r} + '\\n')\nsys.stderr.flush()\nos._exit(1)\n"
+)
+
+
+def _forging(project: Project, case: str, line: str):
+    files = {**hostile_tests(""), "sitecustomize.py": SITECUSTOMIZE.format(line=line)}
+    return project.candidate(case, project.diff(files))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return Project(tmp_path_factory.mktemp("hostile-forged") / "repo", repo="hostile/forged")
+
+
+@pytest.fixture(scope="module")
+def local(work_dir, env_dir, project):
+    return stage(work_dir / "forged", "local", [project], env_dir=env_dir)
+
+
+@pytest.mark.parametrize("launcher", sorted(FORGED))
+def test_a_run_printing_a_launcher_s_refusal_is_its_own_failure(project, local, launcher):
+    outcome = local.process(_forging(project, f"forged-{launcher}", FORGED[launcher]))
+    assert reason(outcome) == "runner_failed", outcome.verdict
+    assert outcome.verdict.evidence["exit_code"] == "1"
+
+
+def test_three_forging_records_first_do_not_stop_the_build(tmp_path, capsys, env_dir):
+    project = Project(tmp_path / "repo", repo="hostile/forged-build")
+    candidates = [_forging(project, f"first-{n}", FORGED["bwrap"]) for n in range(3)]
+    source = tmp_path / "source.jsonl"
+    source.write_text("".join(c.model_dump_json() + "\n" for c in candidates))
+    config = tmp_path / "swt-builder.toml"
+    config.write_text(
+        f'[repos]\n"{project.repo}" = "{project.git.path}"\n'
+        f'[validation]\nbackend = "local"\ncoverage = false\nrepetitions = 1\n'
+        f'timeout_s = 120\nenv_dir = "{env_dir}"\n'
+    )
+    argv = ["build", "--config", str(config), "--source", str(source), "--no-progress"]
+    argv += ["--work-dir", str(tmp_path / "work"), "--output-dir", str(tmp_path / "dist")]
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 1, (captured.out, captured.err)  # 1: no instance kept (2 was the stop)
+    assert "stopped" not in captured.err and "no instance was kept" in captured.out
+    assert "3 dropped: runner_failed" in captured.out
+    assert "infra_error" not in captured.out
+    stored = list((tmp_path / "work" / "store" / "validate").glob("*/*.json"))
+    assert len(stored) == 3  # verdicts: the next build reuses them
+    rejected = tmp_path / "work" / "rejected" / "validate.jsonl"
+    reasons = [json.loads(line)["reason"] for line in rejected.open()]
+    assert reasons == ["runner_failed"] * 3
