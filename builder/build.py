@@ -59,7 +59,7 @@ def _read_source(config, rejected, echo):
     stats = StageStats(SOURCE_STAGE)
     candidates = []
     if config.source.kind == "task-repo":
-        rows = task_repo_candidates(path, config.source.split)
+        rows = task_repo_candidates(path, config.source.split, config.sizes)
     else:
         rows = swe_bench_candidates(location, config.source.split, config.sizes)
     try:

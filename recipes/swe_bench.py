@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -191,17 +192,33 @@ def swe_bench_candidates(
     yield from candidates_of(read_raw(location, split), SOURCE_NAME, sizes)
 
 
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """A row a source refused to read, with the drop reason and why (e.g. ``unsafe_path``: a
+    file of a task repo that is a link)."""
+
+    reason: DropReason
+    error: str
+
+
 def candidates_of(
-    rows: Iterable[tuple[str, dict[str, Any] | str]],
+    rows: Iterable[tuple[str, dict[str, Any] | str | Refusal]],
     source: str,
     sizes: SizesConfig | None = None,
 ) -> Iterator[tuple[Any, Outcome]]:
     """``(raw, outcome)`` per ``(origin, row)`` of a source named ``source``: a Candidate, or a
     named drop (a malformed, duplicate or oversized record: ``sizes``, default the
-    configuration's defaults) with the error as evidence."""
+    configuration's defaults; a row the source refused, :class:`Refusal`) with the error as
+    evidence."""
     sizes = sizes or SizesConfig()
     seen: set[str] = set()
     for origin, raw in rows:
+        if isinstance(raw, Refusal):
+            yield (
+                {"origin": origin},
+                Outcome.drop(STAGE, raw.reason, origin=origin, error=raw.error),
+            )
+            continue
         if isinstance(raw, str):
             yield (
                 {"origin": origin},

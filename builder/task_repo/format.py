@@ -12,6 +12,7 @@ import yaml
 
 from builder.core.errors import SwtError
 from builder.core.files import inside
+from builder.task_repo import safe_files
 
 CONFIG_FILE = "sweb.yaml"
 TASKS_DIR = "tasks"
@@ -85,22 +86,25 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
     )  # fmt: skip
 
 
-def load_yaml(path: Path) -> Any:
+def _yaml(text: str, shown: Path) -> Any:
     try:
-        return yaml.safe_load(_read(path))
+        return yaml.safe_load(text)
     except yaml.YAMLError as error:
-        raise TaskRepoError(f"{path}: not valid YAML: {error}") from error
+        raise TaskRepoError(f"{shown}: not valid YAML: {error}") from error
 
 
-def _read(path: Path) -> str:
-    """A text file as written: UTF-8, no newline translation (CRLF in a patch stays)."""
+def _read_at(root: Path, *parts: str) -> str:
+    """A file below ``root`` as written (UTF-8, no newline translation: CRLF in a patch stays),
+    read without following links (``safe_files``: UnsafePath when it is a link, a device, …)."""
+    shown = Path(root, *parts)
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
+        data = safe_files.read_bytes(Path(root), *parts)
     except FileNotFoundError as error:
-        raise TaskRepoError(f"missing {path}") from error
+        raise TaskRepoError(f"missing {shown}") from error
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise TaskRepoError(f"{path}: not UTF-8: {error.reason}") from error
+        raise TaskRepoError(f"{shown}: not UTF-8: {error.reason}") from error
 
 
 def _write(path: Path, text: str) -> None:
@@ -150,48 +154,78 @@ def write_config(root: Path, config: Mapping[str, Any]) -> None:
 def read_config(root: Path) -> dict[str, Any]:
     """``sweb.yaml``: at least ``datasets`` (a list); ``splits`` defaults to ``[test]``."""
     path = Path(root) / CONFIG_FILE
-    config = load_yaml(path)
+    config = _yaml(_read_at(Path(root), CONFIG_FILE), path)
     if not isinstance(config, dict) or not isinstance(config.get("datasets"), list):
         raise TaskRepoError(f"{path} names no datasets (a list under 'datasets')")
     config.setdefault("splits", ["test"])
     return config
 
 
-def task_dirs(root: Path) -> list[Path]:
-    """Every directory of ``tasks/`` holding a ``task.yaml``, sorted by name."""
-    folder = Path(root) / TASKS_DIR
-    if not folder.is_dir():
+def task_entries(root: Path) -> list[tuple[str, str]]:
+    """``(name, problem)`` of every entry of ``tasks/`` that is a task, sorted by name: a
+    directory holding a ``task.yaml`` (problem ``""``), or an entry that is a link or a special
+    file (problem: what it is; never followed). Regular files there are no tasks."""
+    root = Path(root)
+    if not safe_files.exists(root, TASKS_DIR):
         raise TaskRepoError(f"{root} has no {TASKS_DIR}/ directory")
-    return sorted(path for path in folder.iterdir() if (path / TASK_FILE).is_file())
+    found = []
+    for name, kind in safe_files.entries(root, TASKS_DIR):
+        if kind == "dir":
+            if safe_files.exists(root, TASKS_DIR, name, TASK_FILE):
+                found.append((name, ""))
+        elif kind != "file":
+            found.append((name, f"{TASKS_DIR}/{name}: {kind}"))
+    return found
+
+
+def task_dirs(root: Path) -> list[Path]:
+    """Every directory of ``tasks/`` holding a ``task.yaml``, sorted by name; UnsafePath for
+    an entry that is a link or a special file."""
+    folders = []
+    for name, problem in task_entries(root):
+        if problem:
+            raise safe_files.UnsafePath(f"{TASKS_DIR}/{name}", problem.rsplit(": ", 1)[-1])
+        folders.append(Path(root) / TASKS_DIR / name)
+    return folders
 
 
 def read_task(folder: Path) -> Task:
-    """One task directory; TaskRepoError naming the file when something is missing or bad."""
-    meta = load_yaml(folder / TASK_FILE)
+    """One task directory (``ROOT/tasks/NAME``), every file read without following links;
+    TaskRepoError naming the file when something is missing or bad, UnsafePath when a file is
+    a link, a device or another special file."""
+    root, name = folder.parent.parent, folder.name
+    here = (TASKS_DIR, name)
+    meta = _yaml(_read_at(root, *here, TASK_FILE), folder / TASK_FILE)
     if not isinstance(meta, dict):
         raise TaskRepoError(f"{folder / TASK_FILE} is not a mapping")
     try:
-        tests = json.loads(_read(folder / TESTS_FILE))
+        tests = json.loads(_read_at(root, *here, TESTS_FILE))
     except json.JSONDecodeError as error:
         raise TaskRepoError(f"{folder / TESTS_FILE}: not valid JSON: {error}") from error
     for key in TEST_KEYS:
         value = tests.get(key) if isinstance(tests, dict) else None
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise TaskRepoError(f"{folder / TESTS_FILE}: {key} is not a list of test ids")
-    texts = {column: _read(folder / name) for column, name in TEXT_FILES.items()}
-    column, name = HINTS_FILE
-    texts[column] = _read(folder / name) if (folder / name).is_file() else ""
+    texts = {column: _read_at(root, *here, file) for column, file in TEXT_FILES.items()}
+    column, file = HINTS_FILE
+    texts[column] = _read_at(root, *here, file) if safe_files.exists(root, *here, file) else ""
+    dockerfile = (
+        _read_at(root, *here, DOCKERFILE) if safe_files.exists(root, *here, DOCKERFILE) else ""
+    )
+    context = {}
+    for entry, kind in safe_files.entries(root, *here):
+        if entry in _known_files() or entry.startswith(".") or kind == "dir":
+            continue
+        if kind != "file":
+            raise safe_files.UnsafePath(f"{TASKS_DIR}/{name}/{entry}", kind)
+        context[entry] = safe_files.read_bytes(root, *here, entry)
     return Task(
-        instance_id=str(meta.get("instance_id", folder.name)),
+        instance_id=str(meta.get("instance_id", name)),
         meta=meta,
         tests={key: tests[key] for key in TEST_KEYS},
         texts=texts,
-        dockerfile=_read(folder / DOCKERFILE) if (folder / DOCKERFILE).is_file() else "",
-        context={
-            path.name: path.read_bytes()
-            for path in sorted(folder.iterdir())
-            if path.is_file() and path.name not in _known_files() and not path.name.startswith(".")
-        },
+        dockerfile=dockerfile,
+        context=context,
     )
 
 
