@@ -125,6 +125,7 @@ class _Context:
     runner: Runner
     read: Callable[[str], str | None]
     wanted: dict[str, list[int]] | None  # the golden patch's lines to count (None: coverage off)
+    refusal: str = ""  # why the prediction did not apply to the base commit (git's, or the path)
 
 
 def process(stage: EvaluateStage, task: EvalTask, key: str, logs: Path) -> Outcome:
@@ -188,7 +189,9 @@ def _graded(context: _Context, model_patch: str) -> Outcome:
     if context.wanted is not None:
         gold_executable = _gold_executable(context, gold, gold_files)
     stage = context.stage
-    return _result(stage.name, task, report, runs, context.logs, gold_executable, applied)
+    return _result(
+        stage.name, task, report, runs, context.logs, gold_executable, applied, context.refusal
+    )
 
 
 def _model_patch(task: EvalTask, mirror: Path) -> tuple[str, str]:
@@ -339,7 +342,8 @@ def _run(
                     applied_here.append((label, text))
                 except PatchError as error:
                     _note(context, name, f"{label} does not apply: {error}")
-                    if required:
+                    if required:  # git's message, or the unsafe path and why (patches.py)
+                        context.refusal = str(error)
                         return None
                     if label != "prediction":
                         raise _NotRun(f"{label} does not apply ({name}): {error}") from error
@@ -407,7 +411,8 @@ def _result(
     reason: str = "",
 ) -> Outcome:
     if report is not None and not applied:
-        reason = "the prediction does not apply to the base commit (git apply)"
+        why = reason or "git apply refused it"
+        reason = f"the prediction does not apply to the base commit: {why}"
     elif report is not None and not swt_metrics.applicable(report):
         reason = "its run reports fewer than 10 % as many tests as the base run"
     ordered = [name for name in swt_grading.RUNS if name in runs]

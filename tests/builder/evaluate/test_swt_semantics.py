@@ -177,10 +177,15 @@ def test_a_patch_git_apply_rejects_has_no_tests(unified_run):
     """A hunk that does not match, and an empty prediction (vanilla alone runs it anyway: the
     text with binary diffs removed is a newline, which git apply refuses): a report, not
     applied, no tests."""
-    _, reports, _, _ = unified_run
+    _, reports, _, out = unified_run
     for case in ("does-not-apply", "empty"):
         report = reports[f"fixture__calc-{case}"]
         assert not report["patch_successfully_applied"] and "tests_pred" not in report
+    # why, in the instance's report: git's own message, not a vague "does not apply"
+    result = json.loads((out / "instances" / "fixture__calc-does-not-apply.json").read_text())
+    reason = result["score"]["not_applicable"]
+    assert reason.startswith("the prediction does not apply to the base commit: prediction")
+    assert "patch failed: tests/test_pkg.py" in reason
 
 
 def test_the_summary_is_swt_bench_s_over_every_instance(unified_run):
