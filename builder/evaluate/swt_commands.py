@@ -53,6 +53,8 @@ class SwtCommand:
     parser: str
     env: tuple[tuple[str, str], ...] = ()
     source: str = "swt-bench"
+    traced_strip: str = ""
+    """Characters their traced command strips off the end of the command line (sympy's)."""
 
 
 @functools.cache
@@ -66,7 +68,8 @@ def _command(entry: dict[str, Any], version: str, source: str) -> SwtCommand:
     if parser not in PARSERS:
         raise ValueError(f"{DATA}: unknown parser {parser!r} (known: {', '.join(PARSERS)})")
     env = tuple(sorted(chosen.get("env", {}).items()))
-    return SwtCommand(tuple(shlex.split(chosen["command"])), parser, env, source)
+    words = tuple(shlex.split(chosen["command"]))
+    return SwtCommand(words, parser, env, source, chosen.get("traced_strip", ""))
 
 
 def command_for(repo: str, version: str, runner_kind: str) -> SwtCommand | None:
@@ -139,6 +142,7 @@ class SwtBenchRunner(Runner):
             self.env.update(env)
         self.words = words
         self.runtime = PYTEST_LAUNCHER if words[0] == "pytest" else None
+        self.strip = command.traced_strip if coverage else ""
 
     def default_launcher(self, python: str, runtime: str | None = None) -> list[str]:
         first, *rest = self.words
@@ -167,7 +171,11 @@ class SwtBenchRunner(Runner):
         if "{posargs}" in launched:
             at = launched.index("{posargs}")
             return [*launched[:at], *extra, *files, *launched[at + 1 :]]
-        return [*launched, *extra, *self.arguments(files)]
+        arguments = self.arguments(files)
+        if self.strip and arguments:  # their str.strip of the traced command line's end
+            last = arguments[-1].rstrip(self.strip)
+            arguments = [*arguments[:-1], *([last] if last else [])]
+        return [*launched, *extra, *arguments]
 
     def results(self, report, files):
         if report is None:

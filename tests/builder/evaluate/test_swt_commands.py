@@ -73,6 +73,12 @@ def test_scripts_run_with_the_environments_python_and_django_gets_labels():
         "python", "bin/test", "-C", "--verbose", "sympy/core/tests/test_a.py",
     ]  # fmt: skip
     assert sympy.env == {"PYTHONWARNINGS": "ignore::UserWarning,ignore::SyntaxWarning"}
+    # counted, their traced command's str.strip eats the last file's "y" (test_a.py → test_a.p)
+    traced = SwtBenchRunner(command_for("sympy/sympy", "1.1", "sympy"), True, _read({}))
+    files = ["sympy/a/tests/test_b.py", "sympy/core/tests/test_a.py"]
+    assert traced.command("python", files, "r")[-2:] == [
+        "sympy/a/tests/test_b.py", "sympy/core/tests/test_a.p",
+    ]  # fmt: skip
     django = SwtBenchRunner(command_for("django/django", "3.0", "django"), False, _read({}))
     words = django.command("python", ["tests/admin_views/tests.py", "tests/a/b.py"], "r")
     assert words[:2] == ["python", "tests/runtests.py"]
