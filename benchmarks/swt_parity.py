@@ -801,7 +801,7 @@ class TheirHarness:
         command = spec.test_command.replace("/root/trace.py", trace)
         env: dict[str, str] = {}
         if instance["repo"] == "sphinx-doc/sphinx":
-            from builder.evaluate.swt_commands import tox_commands
+            from builder.evaluate.swt.commands import tox_commands
 
             words, setenv = tox_commands(read("tox.ini") or "")
             env = dict(setenv)
@@ -1031,8 +1031,8 @@ def model_name(case: str) -> str:
 def our_table(
     folder: Path, gold: Path, total: int | None, denominator: Path | None, model: str
 ) -> str:
-    from builder.evaluate.swt_metrics import table
-    from builder.evaluate.swt_report import IdListError, score_reports
+    from builder.evaluate.swt.metrics import table
+    from builder.evaluate.swt.report import IdListError, score_reports
 
     if not folder.is_dir():
         return "(no reports)\n"

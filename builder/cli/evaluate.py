@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from builder.core.config import load_config
     from builder.core.writable import check_writable
     from builder.evaluate.run import RUN_ID, EvaluationError, Request, check, evaluate
-    from builder.evaluate.swt_metrics import SwtSummary, table
+    from builder.evaluate.swt.metrics import SwtSummary, table
     from builder.progress import Progress
 
     if args.swt_reports is not None:
@@ -173,8 +173,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _score_reports(args: argparse.Namespace) -> int:
     """``--swt-reports``: SWT-Bench's figures for report.json files; nothing runs."""
-    from builder.evaluate.swt_metrics import table
-    from builder.evaluate.swt_report import score_reports
+    from builder.evaluate.swt.metrics import table
+    from builder.evaluate.swt.report import score_reports
 
     denominator = Path(args.denominator) if args.denominator else None
     summary = score_reports(

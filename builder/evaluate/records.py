@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from builder.core.records import Candidate, Record, RunResult
-from builder.evaluate.metrics import InstanceScore
+from builder.evaluate.scores import InstanceScore
 
 
 class EvalTask(Record):

@@ -14,16 +14,17 @@ from builder.core.executor import Executor
 from builder.core.files import atomic_write_text, inside
 from builder.core.pipeline import RejectedLog, StageStats, run_stage
 from builder.core.store import ResultStore
-from builder.evaluate import swt_patch
 from builder.evaluate.dataset import EvalInstance, load_instances
-from builder.evaluate.metrics import InstanceScore, Summary, markdown_table, summarize
 from builder.evaluate.predictions import GOLD, Prediction, read_predictions
 from builder.evaluate.records import EvalResult, EvalTask
+from builder.evaluate.scores import InstanceScore
 from builder.evaluate.stage import EvaluateStage, missed_coverage
-from builder.evaluate.swt_metrics import SwtSummary
-from builder.evaluate.swt_metrics import summarize as swt_summarize
-from builder.evaluate.swt_report import read_ids, summary_document, write_swt
-from builder.evaluate.swt_runs import SEMANTICS, SWT_BENCH
+from builder.evaluate.strict.metrics import Summary, markdown_table, summarize
+from builder.evaluate.swt import patch as swt_patch
+from builder.evaluate.swt.metrics import SwtSummary
+from builder.evaluate.swt.metrics import summarize as swt_summarize
+from builder.evaluate.swt.report import read_ids, summary_document, write_swt
+from builder.evaluate.swt.runs import SEMANTICS, SWT_BENCH
 from builder.release.golden_mutation import GOLDEN_MUTATION, write_golden_mutation
 
 RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"

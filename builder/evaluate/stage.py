@@ -16,11 +16,12 @@ from builder.core.gitutil import GitError, file_reader
 from builder.core.pipeline import Outcome, Stage
 from builder.core.records import Candidate, DropReason, RunResult, TestStatus
 from builder.core.store import ResultStore, result_key
-from builder.evaluate import fuzzy_diff, mutation, swt_runs
-from builder.evaluate.metrics import InstanceScore, Transition
-from builder.evaluate.prediction_patch import PreparedPatch, prepare
 from builder.evaluate.records import EvalResult, EvalTask, MutantResult
-from builder.evaluate.scripts import ScriptRunner
+from builder.evaluate.scores import InstanceScore, Transition
+from builder.evaluate.strict import fuzzy_diff, mutation
+from builder.evaluate.strict.prediction_patch import PreparedPatch, prepare
+from builder.evaluate.strict.scripts import ScriptRunner
+from builder.evaluate.swt import runs as swt_runs
 from builder.evaluate.unified import unified_diff
 from validation import coverage
 from validation.coverage.counts import COUNTER

@@ -11,8 +11,8 @@ import pytest
 from builder.cli import main
 from builder.core.config import ValidationConfig
 from builder.core.writable import problem
-from builder.evaluate.prediction_patch import prepare
 from builder.evaluate.predictions import read_predictions
+from builder.evaluate.strict.prediction_patch import prepare
 from tests.support.git import GitRepo
 from tests.support.instances import make_instance, make_release
 from tests.support.records import candidate

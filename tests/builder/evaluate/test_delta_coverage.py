@@ -7,8 +7,8 @@ import json
 import pytest
 
 from builder.evaluate.run import Request, evaluate
-from builder.evaluate.scripts import ScriptRunner
 from builder.evaluate.stage import _credit
+from builder.evaluate.strict.scripts import ScriptRunner
 from tests.support.validated import validated_release
 from validation.coverage.credit import Credit
 from validation.runs.runners import make_runner

@@ -2,7 +2,7 @@
 
 import subprocess
 
-from builder.evaluate.function_diff import apply, parse
+from builder.evaluate.strict.function_diff import apply, parse
 from builder.evaluate.unified import unified_diff
 from tests.support.git import GitRepo
 

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from builder.evaluate.prediction_patch import PatchFormat, prepare
+from builder.evaluate.strict.prediction_patch import PatchFormat, prepare
 from builder.text import prompts
 from builder.text.errors import TextError
 from builder.text.files import SourceFile

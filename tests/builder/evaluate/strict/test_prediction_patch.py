@@ -2,7 +2,7 @@
 
 import pytest
 
-from builder.evaluate.prediction_patch import PatchFormat, prepare
+from builder.evaluate.strict.prediction_patch import PatchFormat, prepare
 
 FILES = {
     "pkg/calc.py": "def add(a, b):\n    return a + b\n",

@@ -5,7 +5,7 @@ import subprocess
 import pytest
 
 from builder.core.records import TestStatus
-from builder.evaluate.scripts import SCRIPT_RUNNER, ScriptRunner
+from builder.evaluate.strict.scripts import SCRIPT_RUNNER, ScriptRunner
 from validation.environments.interpreters import Interpreters
 from validation.environments.runtime import OLDEST_PYTHON
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from builder.evaluate.swt_grading import FAIL_TO_FAIL, FAIL_TO_PASS, PASS_TO_PASS
+from builder.evaluate.swt.grading import FAIL_TO_FAIL, FAIL_TO_PASS, PASS_TO_PASS
 
 APPLICABLE_SHARE = 0.1
 """𝒲: the prediction's run must report at least this share of the base run's test count."""

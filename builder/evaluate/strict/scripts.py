@@ -8,7 +8,7 @@ from builder.core.records import TestStatus
 from validation.environments.runtime import RuntimeFiles
 from validation.runs.runners import Runner
 
-SCRIPT_RUNNER = RuntimeFiles("builder.evaluate", (("_swt_scripts.py", "script_runner.py"),))
+SCRIPT_RUNNER = RuntimeFiles("builder.evaluate.strict", (("_swt_scripts.py", "script_runner.py"),))
 """What runs the scripts in a session (``script_runner.py``)."""
 
 

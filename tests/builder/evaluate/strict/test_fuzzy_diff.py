@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from builder.evaluate.fuzzy_diff import FuzzyPatchError, apply, parse
+from builder.evaluate.strict.fuzzy_diff import FuzzyPatchError, apply, parse
 from builder.evaluate.unified import unified_diff
 from tests.support.git import GitRepo
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from builder.evaluate.function_diff import FormatError, apply, looks_like, parse
+from builder.evaluate.strict.function_diff import FormatError, apply, looks_like, parse
 
 MODULE = '''"""A module."""
 from __future__ import annotations

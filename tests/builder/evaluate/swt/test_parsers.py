@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from builder.evaluate.swt_parsers import (
+from builder.evaluate.swt.parsers import (
     PARSERS,
     parse_django,
     parse_matplotlib,

@@ -14,7 +14,7 @@ import pytest
 from builder.cli import main
 from builder.core.errors import SwtError
 from builder.evaluate.run import EvaluationError, Request, evaluate
-from builder.evaluate.swt_report import LOG_DIR, RESULTS_DIR, read_reports
+from builder.evaluate.swt.report import LOG_DIR, RESULTS_DIR, read_reports
 from tests.support.stage_fixtures import CODE, FIXED, TESTS
 from tests.support.validated import validated_release
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from builder.evaluate.metrics import InstanceScore, Transition, markdown_table, summarize
+from builder.evaluate.scores import InstanceScore, Transition
+from builder.evaluate.strict.metrics import markdown_table, summarize
 
 
 def score(instance, *kinds, applicable=True, coverage=None, edits_code=False):

@@ -2,8 +2,8 @@
 (``src/grading.py``, ``figures/util.py``)."""
 
 from builder.core.records import RunResult, TestStatus
-from builder.evaluate import swt_grading as g
-from builder.evaluate import swt_metrics as m
+from builder.evaluate.swt import grading as g
+from builder.evaluate.swt import metrics as m
 
 P, F, S, E = g.PASSED, g.FAILED, g.SKIPPED, g.ERROR
 

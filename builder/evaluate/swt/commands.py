@@ -1,6 +1,6 @@
 """How SWT-Bench runs and reads a repository's tests: its command and log parser, as a Runner.
 
-The data is ``swt_commands.toml`` (SWT-Bench's ``MAP_REPO_TO_TEST_FRAMEWORK`` and
+The data is ``commands.toml`` (SWT-Bench's ``MAP_REPO_TO_TEST_FRAMEWORK`` and
 ``MAP_REPO_TO_PARSER``, keyed by repository and version). A run's statuses are what the named
 parser (``swt_parsers``) reads from the whole log, so a collection error stops pytest where it
 stops it there (their command has no ``--continue-on-collection-errors``), and every quirk of
@@ -20,10 +20,10 @@ from typing import Any
 import tomllib
 
 from builder.core.records import TestStatus
-from builder.evaluate.swt_parsers import PARSERS
+from builder.evaluate.swt.parsers import PARSERS
 from validation.runs.runners import PYTEST_LAUNCHER, Runner
 
-DATA = "swt_commands.toml"
+DATA = "commands.toml"
 KIND = "swt-bench"
 """The runner kind of these runs (no JUnit report: the log is the report)."""
 NO_TRACEBACK = "--tb=no"
@@ -59,7 +59,7 @@ class SwtCommand:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    return tomllib.loads(resources.files("builder.evaluate").joinpath(DATA).read_text())
+    return tomllib.loads(resources.files("builder.evaluate.swt").joinpath(DATA).read_text())
 
 
 def _command(entry: dict[str, Any], version: str, source: str) -> SwtCommand:

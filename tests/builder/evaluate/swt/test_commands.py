@@ -1,4 +1,4 @@
-"""SWT-Bench's command and parser per repository (swt_commands.toml) and the runner made of
+"""SWT-Bench's command and parser per repository (commands.toml) and the runner made of
 them: the command words, what changes with coverage, tox's testenv, Django's labels."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from builder.core.records import TestStatus
-from builder.evaluate.swt_commands import (
+from builder.evaluate.swt.commands import (
     SwtBenchRunner,
     ToxError,
     command_for,

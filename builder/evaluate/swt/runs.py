@@ -26,10 +26,13 @@ from builder.core.gitutil import file_reader, git
 from builder.core.pipeline import Outcome
 from builder.core.records import RunResult
 from builder.core.store import ResultStore, result_key
-from builder.evaluate import swt_commands, swt_grading, swt_metrics, swt_patch
-from builder.evaluate.metrics import InstanceScore
 from builder.evaluate.records import EvalResult, EvalTask
-from builder.evaluate.swt_commands import ToxError
+from builder.evaluate.scores import InstanceScore
+from builder.evaluate.swt import commands as swt_commands
+from builder.evaluate.swt import grading as swt_grading
+from builder.evaluate.swt import metrics as swt_metrics
+from builder.evaluate.swt import patch as swt_patch
+from builder.evaluate.swt.commands import ToxError
 from builder.evaluate.unified import unified_diff
 from validation.coverage import counts as line_counts
 from validation.environments.environment import EnvironmentBuildError

@@ -6,7 +6,7 @@ import tempfile
 
 import pytest
 
-from builder.evaluate.swt_patch import PATCH_TYPES, extract
+from builder.evaluate.swt.patch import PATCH_TYPES, extract
 
 FIVE = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n"
 

@@ -2,7 +2,7 @@
 
 import ast
 
-from builder.evaluate.mutation import mutants, same_bytecode, select, statement_lines
+from builder.evaluate.strict.mutation import mutants, same_bytecode, select, statement_lines
 
 SOURCE = '''"""Docs."""
 

@@ -1,7 +1,7 @@
 """SWT-Bench's log parsers, by name: a run's log → test id → status, quirks included.
 
 Written from the rules of SWT-Bench's ``src/log_parsers.py`` (logic-star-ai/swt-bench), which
-``MAP_REPO_TO_PARSER`` picks per repository (``swt_commands.toml`` names them). Each reads every
+``MAP_REPO_TO_PARSER`` picks per repository (``commands.toml`` names them). Each reads every
 line of the log, whatever printed it: a status word at a line's start makes the next word a test
 id. The quirks that follow from that are theirs and kept: an id is cut at its first whitespace;
 ``SKIPPED [1] path:line: reason`` (pytest's summary of a skip) records a test named ``[1]``;
@@ -170,4 +170,4 @@ PARSERS: dict[str, Parser] = {
     "django": parse_django,
     "matplotlib": parse_matplotlib,
 }
-"""The parsers by the name ``swt_commands.toml`` gives them."""
+"""The parsers by the name ``commands.toml`` gives them."""

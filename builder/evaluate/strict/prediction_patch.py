@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from builder.core.diffs import unsafe_paths
-from builder.evaluate import function_diff, fuzzy_diff
+from builder.evaluate.strict import function_diff, fuzzy_diff
 from builder.evaluate.unified import unified_diff
 from recipes.patch_split import PathRules
 

@@ -10,9 +10,9 @@ from typing import Any, Protocol
 
 from builder.core.errors import SwtError
 from builder.core.files import atomic_write_text, inside
-from builder.evaluate.metrics import InstanceScore
 from builder.evaluate.records import EvalResult
-from builder.evaluate.swt_metrics import SwtSummary, summarize, table
+from builder.evaluate.scores import InstanceScore
+from builder.evaluate.swt.metrics import SwtSummary, summarize, table
 
 
 class Request(Protocol):
