@@ -21,7 +21,7 @@ import tomllib
 
 from builder.core.records import TestStatus
 from builder.evaluate.swt.parsers import PARSERS
-from validation.runs.runners import PYTEST_LAUNCHER, Runner
+from validation.runs.runners import Runner
 
 DATA = "commands.toml"
 KIND = "swt-bench"
@@ -141,15 +141,12 @@ class SwtBenchRunner(Runner):
             words, env = tox_commands(tox_ini)
             self.env.update(env)
         self.words = words
-        self.runtime = PYTEST_LAUNCHER if words[0] == "pytest" else None
         self.strip = command.traced_strip if coverage else ""
 
     def default_launcher(self, python: str, runtime: str | None = None) -> list[str]:
         first, *rest = self.words
-        if first == "pytest":
-            head = [python, f"{runtime}/{PYTEST_LAUNCHER.script}"] if runtime else [
-                python, "-m", "pytest"]  # fmt: skip
-            return [*head, *rest]
+        if first == "pytest":  # as their tracer starts it: no launcher, whose plugins would run
+            return [python, "-m", "pytest", *rest]  # code of pytest's own repository
         if first in ("python", "python3"):
             return [python, *rest]
         return [python, first.removeprefix("./"), *rest]
