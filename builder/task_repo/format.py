@@ -19,6 +19,9 @@ TASKS_DIR = "tasks"
 TASK_FILE = "task.yaml"
 TESTS_FILE = "tests.json"
 TEST_KEYS = ("FAIL_TO_PASS", "PASS_TO_PASS")
+FULL_TESTS = "swt_builder_tests"
+"""The key of ``task.yaml`` holding the release's own test lists when ``tests.json`` holds them
+in the harness's form (ids as its log parser reads them: ``builder.task_repo.release``)."""
 TEXT_FILES = {
     "problem_statement": "problem_statement.md",
     "patch": "gold.patch",
@@ -51,9 +54,21 @@ class Task:
     name → bytes; the harness builds the image with the task directory as context."""
 
     def instance(self) -> dict[str, Any]:
-        """The task as the harness's instance dict: every key of ``task.yaml``, the texts, the
-        test lists (as lists)."""
-        return {**self.meta, **self.texts, **self.tests}
+        """The task as an instance dict: every key of ``task.yaml``, the texts, the test lists
+        (as lists; the full ids of :data:`FULL_TESTS` where ``task.yaml`` has them, else
+        ``tests.json``'s)."""
+        meta = {key: value for key, value in self.meta.items() if key != FULL_TESTS}
+        full = self.meta.get(FULL_TESTS)
+        tests = {key: list(full[key]) for key in TEST_KEYS} if _lists(full) else self.tests
+        return {**meta, **self.texts, **tests}
+
+
+def _lists(value: Any) -> bool:
+    """Whether ``value`` maps each of :data:`TEST_KEYS` to a list of strings."""
+    return isinstance(value, dict) and all(
+        isinstance(value.get(key), list) and all(isinstance(i, str) for i in value[key])
+        for key in TEST_KEYS
+    )
 
 
 class _Dumper(yaml.SafeDumper):

@@ -8,8 +8,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from builder.compare.ids import cut
 from builder.core.records import Instance
 from builder.task_repo.format import (
+    FULL_TESTS,
     TEST_KEYS,
     Task,
     TaskRepoError,
@@ -19,6 +21,7 @@ from builder.task_repo.format import (
     write_config,
     write_task,
 )
+from validation.runs.runners import make_runner
 
 OURS = "swt_builder"
 """The key of ``sweb.yaml`` holding what only this toolkit reads (the harness ignores it)."""
@@ -108,16 +111,32 @@ def task_of(instance: Instance, datasets: Sequence[str], harness: Harness) -> Ta
         "hints_text": instance.hints_text,
         "eval_script": harness.eval_script,
     }
-    tests = {key: list(getattr(instance, key)) for key in TEST_KEYS}
+    full = {key: list(getattr(instance, key)) for key in TEST_KEYS}
+    runner = instance.run_metadata.get("runner", "pytest")
+    tests = {key: harness_ids(ids, runner) for key, ids in full.items()}
+    if tests != full:  # the release's own lists, for the import (the harness ignores the key)
+        meta[FULL_TESTS] = full
     return Task(instance.instance_id, meta, tests, texts, harness.dockerfile, dict(harness.context))
+
+
+def harness_ids(test_ids: Sequence[str], runner: str) -> list[str]:
+    """Test ids as the harness's log parser reads them from a run's log, sorted and without
+    repeats: SWE-bench's form of the runner's ids (sympy's bare names; Django's and unittest's
+    ``name (module.Class)``), a pytest id cut at its first whitespace (its parsers split each
+    ``PASSED id`` line there, as SWE-bench's own records are cut)."""
+    convert = make_runner(runner).swe_bench_id
+    ids = (convert(test_id) for test_id in test_ids)
+    return sorted({cut(test_id) if runner == "pytest" else test_id for test_id in ids})
 
 
 def instance_of(task: Task) -> Instance:
     """The record a task holds (our columns where it has them; defaults elsewhere)."""
+    whole = task.instance()  # the release's own lists, where tests.json has the harness's
     data = {key: value for key, value in task.meta.items() if key not in HARNESS_KEYS}
+    data.pop(FULL_TESTS, None)
     data.update({key: task.texts[key] for key in ("problem_statement", "patch", "test_patch",
                                                   "hints_text")})  # fmt: skip
-    data.update({key: list(task.tests[key]) for key in TEST_KEYS})
+    data.update({key: list(whole[key]) for key in TEST_KEYS})
     metadata = data.get("run_metadata")
     if isinstance(metadata, str):
         data["run_metadata"] = json.loads(metadata) if metadata else {}

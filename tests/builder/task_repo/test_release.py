@@ -137,3 +137,28 @@ def test_a_bad_task_names_its_file(exported):
     (folder / "tests.json").write_text('{"FAIL_TO_PASS": "x"}')
     with pytest.raises(TaskRepoError, match="tests.json: FAIL_TO_PASS is not a list"):
         read_task(folder)
+
+
+def test_tests_json_holds_ids_as_the_harness_reads_them_and_task_yaml_the_releases(tmp_path):
+    """swebench's parsers read sympy's bare names and cut a pytest id at its first space: a
+    task whose lists held our ids could not grade (pylint's ``test_x[a: int = 1]``, every sympy
+    test). tests.json has their form; task.yaml keeps the release's lists, read back whole."""
+    sympy = make_instance(
+        5,
+        FAIL_TO_PASS=("sympy/a/tests/test_x.py::test_one",),
+        PASS_TO_PASS=("sympy/a/tests/test_x.py::test_two", "sympy/b/tests/test_y.py::test_two"),
+        run_metadata={"runner": "sympy"},
+    )
+    spaced = make_instance(
+        6, FAIL_TO_PASS=("t.py::test_a[a: int = 1-x]",), PASS_TO_PASS=("t.py::test_b",)
+    )
+    plain = make_instance(7)
+    instances = [sympy, spaced, plain]
+    out = tmp_path / "repo"
+    write_task_repo(out, "bench", "1.0.0", instances, _splits(instances), _harness(instances))
+    loaded = {row["instance_id"]: row for row in load_task_repo(out)}
+    row = loaded[sympy.instance_id]
+    assert (row["FAIL_TO_PASS"], row["PASS_TO_PASS"]) == (["test_one"], ["test_two"])
+    assert loaded[spaced.instance_id]["FAIL_TO_PASS"] == ["t.py::test_a[a:"]
+    assert "swt_builder_tests" not in (out / "tasks" / plain.instance_id / "task.yaml").read_text()
+    assert read_task_repo(out).instances == sorted(instances, key=lambda i: i.instance_id)
