@@ -86,6 +86,21 @@ def test_each_spec_gives_the_python_of_swe_benchs_harness(library, repo):
     assert given == HARNESS_PYTHON[repo]
 
 
+COMPILE = {"gcc", "libc6-dev", "python3-dev"}
+"""What a build of C extensions needs that a minimal base image (``swt-base:pythonX.Y``) lacks:
+a C compiler, the C library's headers and the Python headers of the image's python3."""
+
+
+def test_a_compiled_project_names_what_its_build_compiles_with_in_every_version(library):
+    """astropy builds its C extensions at install: every version's system packages give the
+    compiler and headers, which the Docker backend and an exported task's Dockerfile install
+    (without them: ``command 'x86_64-linux-gnu-gcc' failed``) and the local backend checks."""
+    spec = library.get("astropy/astropy")
+    entries = [_inside(entry.versions) for entry in spec.environments]
+    for version in [*HARNESS_PYTHON["astropy/astropy"], *entries]:
+        assert COMPILE <= set(spec.settings(version).system_packages), version
+
+
 def test_django_and_sympy_run_as_swe_benchs_harness_ran_them(library):
     """SWE-bench: ``./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1`` and
     ``PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose``."""
