@@ -166,7 +166,10 @@ def foreign_file(path: str, run_files: Iterable[str]) -> str:
 _MODULE_NAMED = (
     re.compile(r"could not import '(?P<module>[\w.]+)'"),  # pytest.importorskip
     re.compile(r"No module named '(?P<module>[\w.]+)'"),
-    re.compile(r"\b(?P<module>[A-Za-z_][\w.]*) (?:is )?not (?:available|installed|importable)\b"),
+    # starts only where a run of name characters starts: linear on a long dotted run
+    re.compile(
+        r"(?<![\w.])(?P<module>[A-Za-z_][\w.]*) (?:is )?not (?:available|installed|importable)\b"
+    ),
     re.compile(r"\brequires? (?:the )?(?P<module>[A-Za-z_][\w.]*)"),
 )
 """Skip reasons that name a module the environment lacks: importorskip's, an ImportError's,
