@@ -143,7 +143,6 @@ class Interpreters:
         return None
 
 
-
 PATCH_RELEASES = 50
 """Patch releases of a minor version looked at when asking whether a bound admits it (no
 CPython minor has had 30)."""
@@ -154,6 +153,7 @@ def minor_allowed(allowed: SpecifierSet, minor: str) -> bool:
     release (``>=3.7.2``, astroid's) admits 3.7, whose later releases satisfy it, where asking
     about ``3.7.0`` alone would rule the whole minor out."""
     return any(allowed.contains(f"{minor}.{patch}") for patch in range(PATCH_RELEASES))
+
 
 def era_python(
     date: dt.date,
