@@ -100,3 +100,18 @@ def test_compare_reads_a_megabyte_skip_reason_of_dotted_words_in_linear_time():
     assert missing_module("a." * (MEGABYTE // 2)) == ""
     assert time.monotonic() - started < BOUND_S
     assert missing_module("because scipy.sparse is not installed") == "scipy.sparse"
+
+
+@pytest.mark.parametrize(
+    "log",
+    ["test_" * (MEGABYTE // 5), "_\n_ " + "a.py:" * (MEGABYTE // 5) + "\n"],
+    ids=["test-words", "py-colons"],
+)
+def test_swt_benchs_sympy_parser_reads_a_megabyte_of_a_runs_output_in_linear_time(log):
+    # their patterns, run as patterns, took 2 minutes (200,000 characters of test_test_…) and
+    # over a minute (a failure-header line of 200,000 characters of a.py:a.py:…)
+    from builder.evaluate.swt.parsers import parse_sympy
+
+    started = time.monotonic()
+    parse_sympy(log)
+    assert time.monotonic() - started < BOUND_S

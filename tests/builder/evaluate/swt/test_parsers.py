@@ -149,3 +149,21 @@ def test_every_parser_is_registered_by_name():
     assert set(PARSERS) == {
         "pytest", "pytest_options", "pytest_v2", "seaborn", "sympy", "django", "matplotlib",
     }  # fmt: skip
+
+
+def test_the_sympy_scanners_find_what_their_patterns_find():
+    """The one-pass scanners give what ``re.finditer`` of their two patterns gives, on random
+    logs made of the pieces that matter (underscores, newlines, spaces, ``.py:``, statuses)."""
+    import random
+    import re
+
+    from builder.evaluate.swt.parsers import _sympy_failures, _sympy_tests
+
+    failures = re.compile(r"_\n(_*) (.*)\.py::?(.*) (_*)", flags=re.MULTILINE)
+    tests = re.compile(r"test_([^\s]*)\s+(E|F|ok)\s")
+    pieces = ["_", "\n", " ", "\t", ".py:", ":", "a", "test_", "ok", "E", "F", "x.py"]
+    rng = random.Random(0)
+    for _ in range(5000):
+        log = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        assert _sympy_failures(log) == [m[3] for m in failures.finditer(log)], log
+        assert _sympy_tests(log) == [("test_" + m[1], m[2]) for m in tests.finditer(log)], log
