@@ -15,6 +15,7 @@ from builder.core.records import Candidate, Instance, read_jsonl
 from builder.core.repos import RepoCache, RepoUnavailable
 from builder.release.manifest import read_manifest
 from builder.task_repo.release import Harness, dataset_names, write_task_repo
+from builder.task_repo.unread import sympy_unread
 from validation.environments.dockerfile import BUILD_SCRIPT, build_script, dockerfile
 from validation.environments.environment import EnvironmentSpec
 from validation.environments.images import base_image_name
@@ -111,7 +112,13 @@ def _harness(
         raise ExportError(f"{instance.instance_id}: {error}") from error
     spec = validated_spec(instance, resolver, mirror, config.validation.coverage)
     image = base_image_name(spec.python, config.docker)
-    return harness_of(instance, spec, image, uv)
+    harness = harness_of(instance, spec, image, uv)
+    if spec.runner == "sympy":  # its file's last test is on the verdict line: not read there
+        ids = [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
+        files = runnable_test_files(instance.test_patch)
+        unread = sympy_unread(mirror, instance.base_commit, instance.test_patch, files, ids)
+        harness = dataclasses.replace(harness, unread=unread)
+    return harness
 
 
 def export_task_repo(

@@ -47,6 +47,10 @@ class Harness:
     log_parser: str
     context: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
     """Files beside the Dockerfile that it reads (its build script): name → bytes."""
+    unread: tuple[str, ...] = ()
+    """Test ids (the release's) the harness's parser cannot read from a run's log, left out of
+    ``tests.json`` (sympy's runner prints each file's last test on the file's verdict line,
+    which ``parse_log_sympy`` does not read: SWE-bench's records leave them out too)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,7 +117,10 @@ def task_of(instance: Instance, datasets: Sequence[str], harness: Harness) -> Ta
     }
     full = {key: list(getattr(instance, key)) for key in TEST_KEYS}
     runner = instance.run_metadata.get("runner", "pytest")
-    tests = {key: harness_ids(ids, runner) for key, ids in full.items()}
+    unread = set(harness.unread)
+    tests = {
+        key: harness_ids([i for i in ids if i not in unread], runner) for key, ids in full.items()
+    }
     if tests != full:  # the release's own lists, for the import (the harness ignores the key)
         meta[FULL_TESTS] = full
     return Task(instance.instance_id, meta, tests, texts, harness.dockerfile, dict(harness.context))
@@ -149,12 +156,31 @@ def instance_of(task: Task) -> Instance:
 
 
 def harness_of(task: Task) -> Harness:
+    """A task's harness files, with the ids its ``tests.json`` leaves out (those of the
+    release's lists, ``task.yaml``'s :data:`FULL_TESTS`, whose harness form is not there)."""
+    whole = task.instance()
+    runner = str(whole.get("run_metadata") and _runner(whole["run_metadata"]) or "pytest")
+    listed = {i for key in TEST_KEYS for i in task.tests[key]}
+    unread = tuple(
+        test_id
+        for key in TEST_KEYS
+        for test_id in whole[key]
+        if not set(harness_ids([test_id], runner)) <= listed
+    )
     return Harness(
         task.texts["eval_script"],
         task.dockerfile,
         str(task.meta.get("log_parser", "")),
         dict(task.context),
+        unread,
     )
+
+
+def _runner(metadata: Any) -> str:
+    """The runner named by a row's ``run_metadata`` (a mapping, or its JSON text)."""
+    if isinstance(metadata, str):
+        metadata = json.loads(metadata) if metadata.strip() else {}
+    return str(metadata.get("runner", "pytest")) if isinstance(metadata, dict) else "pytest"
 
 
 def write_task_repo(
