@@ -6,11 +6,13 @@ import functools
 
 import re2
 
+from builder.core.errors import SwtError
+
 SYNTAX = "RE2 syntax (https://github.com/google/re2/wiki/Syntax): no lookaround, no backreferences"
 """What a configured pattern may be, said where one is refused."""
 
 
-class PatternError(ValueError):
+class PatternError(SwtError, ValueError):
     """A pattern RE2 cannot run (a lookaround, a backreference, a syntax error)."""
 
 

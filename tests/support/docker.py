@@ -115,3 +115,14 @@ def base_image():
     """The toolkit's base image for :data:`PYTHON` (built offline once, reused by name/label)."""
     work_dir = Path(tempfile.gettempdir()) / "swt-test-docker"  # its log stays for a failure
     return ensure_base_image(engine(), PYTHON, DockerConfig(), work_dir)
+
+
+def bridge_gateway(client) -> str:
+    """The address of this machine on Docker's default bridge: its IPAM gateway, or the first
+    host address of its subnet where the daemon names no gateway."""
+    import ipaddress
+
+    config = client.networks.get("bridge").attrs["IPAM"]["Config"][0]
+    if config.get("Gateway"):
+        return config["Gateway"]
+    return str(next(ipaddress.ip_network(config["Subnet"]).hosts()))

@@ -19,6 +19,7 @@ from typing import Any
 
 import tomllib
 
+from builder.core.errors import SwtError
 from builder.core.records import TestStatus
 from builder.evaluate.swt.parsers import PARSERS
 from validation.runs.runners import Runner
@@ -40,7 +41,7 @@ _STATUS = {"PASSED": TestStatus.PASSED, "FAILED": TestStatus.FAILED,
 error: in their grading only PASSED and FAILED are states."""
 
 
-class ToxError(ValueError):
+class ToxError(SwtError, ValueError):
     """The checkout's tox.ini has no ``[testenv]`` command that runs pytest."""
 
 

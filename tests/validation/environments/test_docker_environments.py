@@ -122,7 +122,7 @@ def test_a_build_reaches_the_package_index_and_nothing_else(tmp_path, monkeypatc
     client = docker_support.engine()
     docker_support.base_image()
     monkeypatch.setenv("NO_PROXY", "*")  # passed through, it would send pip past the proxy
-    gateway = client.networks.get("bridge").attrs["IPAM"]["Config"][0]["Gateway"]
+    gateway = docker_support.bridge_gateway(client)
     server = socket.socket()  # a service of this machine, on every address it has
     server.bind(("0.0.0.0", 0))
     server.listen()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import itertools
 import socket
 import subprocess
@@ -146,13 +145,6 @@ def test_timeout_kills_the_container(client, session, tmp_path):
     assert left == []  # killed, then removed
 
 
-def _bridge_gateway(client) -> str:
-    config = client.networks.get("bridge").attrs["IPAM"]["Config"][0]
-    if config.get("Gateway"):
-        return config["Gateway"]
-    return str(next(ipaddress.ip_network(config["Subnet"]).hosts()))
-
-
 PROBE = """
 import os, socket, sys
 print("interfaces", sorted(os.listdir("/sys/class/net")))
@@ -165,7 +157,7 @@ except OSError as error:
 
 
 def test_test_runs_have_no_network(client, environment, session, tmp_path):
-    gateway = _bridge_gateway(client)
+    gateway = docker_support.bridge_gateway(client)
     server = socket.create_server((gateway, 0))
     port = server.getsockname()[1]
     accepted = []
