@@ -189,10 +189,11 @@ def build_image(client: Any, context: Path, tag: str, settings: DockerConfig) ->
         container_limits={"memory": memory, "memswap": memory},
         timeout=settings.build_timeout_s,
     )
-    return image, _log_text(log)
+    return image, build_log_text(log)
 
 
-def _log_text(log: Any) -> str:
+def build_log_text(log: Any) -> str:
+    """The text of a Docker build's log (its stream and error parts)."""
     return "".join(str(part.get("stream") or part.get("error") or "") for part in log)
 
 
@@ -314,7 +315,7 @@ def measure_task(
         image, log = build_image(client, context, spec.image, settings)
     except BuildError as error:
         row["image_build_s"] = round(time.perf_counter() - started, 1)
-        text = _log_text(error.build_log)
+        text = build_log_text(error.build_log)
         (args.out / "logs").mkdir(parents=True, exist_ok=True)
         path = args.out / "logs" / f"{instance.instance_id}.build.log"
         path.write_text(text)

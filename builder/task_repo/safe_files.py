@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from builder.core.errors import SwtError
@@ -47,6 +47,22 @@ def _component(part: str, shown: str) -> None:
         raise UnsafePath(shown, "not a name inside the directory")
 
 
+def _open_entry(
+    parent: int, name: str, shown: str, wanted: Callable[[int], bool], flags: int
+) -> int:
+    """A descriptor of ``name`` in the directory ``parent`` when it is of the ``wanted`` kind,
+    opened without following a link (one swapped in after the check is refused too)."""
+    info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    if not wanted(info.st_mode):
+        raise UnsafePath(shown, _kind(info.st_mode))
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW, dir_fd=parent)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):  # swapped for a link meanwhile
+            raise UnsafePath(shown, "a symbolic link") from error
+        raise
+
+
 def _open_dir(root: Path, parts: tuple[str, ...]) -> int:
     """A descriptor of the directory ``root/parts…``, every component checked."""
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
@@ -56,15 +72,7 @@ def _open_dir(root: Path, parts: tuple[str, ...]) -> int:
             walked.append(part)
             shown = "/".join(walked)
             _component(part, shown)
-            info = os.stat(part, dir_fd=fd, follow_symlinks=False)
-            if not stat.S_ISDIR(info.st_mode):
-                raise UnsafePath(shown, _kind(info.st_mode))
-            try:
-                child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError as error:
-                if error.errno in (errno.ELOOP, errno.ENOTDIR):  # swapped for a link meanwhile
-                    raise UnsafePath(shown, "a symbolic link") from error
-                raise
+            child = _open_entry(fd, part, shown, stat.S_ISDIR, os.O_RDONLY | os.O_DIRECTORY)
             os.close(fd)
             fd = child
     except BaseException:
@@ -81,15 +89,7 @@ def read_bytes(root: Path, *parts: str) -> bytes:
     _component(name, shown)
     parent = _open_dir(root, tuple(folders))
     try:
-        info = os.stat(name, dir_fd=parent, follow_symlinks=False)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafePath(shown, _kind(info.st_mode))
-        try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent)
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise UnsafePath(shown, "a symbolic link") from error
-            raise
+        fd = _open_entry(parent, name, shown, stat.S_ISREG, os.O_RDONLY | os.O_NONBLOCK)
     finally:
         os.close(parent)
     with os.fdopen(fd, "rb") as handle:

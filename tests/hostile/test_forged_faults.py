@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from builder.cli import main
-from tests.support.hostile import Project, hostile_tests, reason, stage
+from tests.support.hostile import Project, build_local, hostile_tests, reason, stage
 
 FORGED = {
     "bwrap": "bwrap: Can't create file at /root/.ssh: Is a directory",
@@ -46,23 +45,11 @@ def test_a_run_printing_a_launcher_s_refusal_is_its_own_failure(project, local, 
 def test_three_forging_records_first_do_not_stop_the_build(tmp_path, capsys, env_dir):
     project = Project(tmp_path / "repo", repo="hostile/forged-build")
     candidates = [_forging(project, f"first-{n}", FORGED["bwrap"]) for n in range(3)]
-    source = tmp_path / "source.jsonl"
-    source.write_text("".join(c.model_dump_json() + "\n" for c in candidates))
-    config = tmp_path / "swt-builder.toml"
-    config.write_text(
-        f'[repos]\n"{project.repo}" = "{project.git.path}"\n'
-        f'[validation]\nbackend = "local"\ncoverage = false\nrepetitions = 1\n'
-        f'timeout_s = 120\nenv_dir = "{env_dir}"\n'
-    )
-    argv = ["build", "--config", str(config), "--source", str(source), "--no-progress"]
-    argv += ["--work-dir", str(tmp_path / "work"), "--output-dir", str(tmp_path / "dist")]
-    capsys.readouterr()
-    code = main(argv)
-    captured = capsys.readouterr()
-    assert code == 1, (captured.out, captured.err)  # 1: no instance kept (2 was the stop)
-    assert "stopped" not in captured.err and "no instance was kept" in captured.out
-    assert "3 dropped: runner_failed" in captured.out
-    assert "infra_error" not in captured.out
+    code, out, err = build_local(tmp_path, capsys, project, candidates, env_dir)
+    assert code == 1, (out, err)  # 1: no instance kept (2 was the stop)
+    assert "stopped" not in err and "no instance was kept" in out
+    assert "3 dropped: runner_failed" in out
+    assert "infra_error" not in out
     stored = list((tmp_path / "work" / "store" / "validate").glob("*/*.json"))
     assert len(stored) == 3  # verdicts: the next build reuses them
     rejected = tmp_path / "work" / "rejected" / "validate.jsonl"

@@ -11,30 +11,10 @@ import stat
 import threading
 import time
 
-from builder.cli import main
 from builder.core.repos import RepoCache
-from tests.support.hostile import Project, hostile_tests
+from tests.support.hostile import Project, build_local, hostile_tests
 
 REPO = "hostile/infra"
-
-
-def _build(tmp_path, capsys, project, candidates, env_dir, out=None):
-    """``swt-builder build`` of ``candidates`` on the local backend: exit code, stdout, stderr."""
-    source = tmp_path / "source.jsonl"
-    source.write_text("".join(c.model_dump_json() + "\n" for c in candidates))
-    config = tmp_path / "swt-builder.toml"
-    config.write_text(
-        f'[repos]\n"{project.repo}" = "{project.git.path}"\n'
-        f'[validation]\nbackend = "local"\ncoverage = false\nrepetitions = 1\n'
-        f'timeout_s = 120\nenv_dir = "{env_dir}"\n'
-    )
-    out = out or tmp_path / "dist"
-    argv = ["build", "--config", str(config), "--source", str(source)]
-    argv += ["--work-dir", str(tmp_path / "work"), "--output-dir", str(out), "--no-progress"]
-    capsys.readouterr()
-    code = main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _rows(path):
@@ -62,7 +42,7 @@ def test_a_missing_object_in_one_mirror_checkout_is_that_instance_infra_error(
     shutil.copyfile(stored, saved)
     stored.unlink()  # the mirror lacks one object of the third instance's base commit
 
-    code, out, err = _build(tmp_path, capsys, project, [*good, hit], env_dir)
+    code, out, err = build_local(tmp_path, capsys, project, [*good, hit], env_dir)
     assert code == 0, err
     assert "dataset: 2 instances written" in out
     assert "1 infra_error: checkout (not stored: tried again)" in out
@@ -76,7 +56,7 @@ def test_a_missing_object_in_one_mirror_checkout_is_that_instance_infra_error(
 
     stored.parent.mkdir(exist_ok=True)
     shutil.copyfile(saved, stored)  # the mirror mended
-    code, out, err = _build(tmp_path, capsys, project, [*good, hit], env_dir)
+    code, out, err = build_local(tmp_path, capsys, project, [*good, hit], env_dir)
     assert code == 0, err
     assert "validate: 2 of 3 reused from the store" in out
     assert "dataset: 3 instances written" in out and "infra_error" not in out
@@ -102,7 +82,7 @@ def test_a_sandbox_that_cannot_start_is_no_stored_drop_and_stops_the_build(
     original = os.environ["PATH"]
     monkeypatch.setenv("PATH", f"{broken}:{original}")
 
-    code, out, err = _build(tmp_path, capsys, project, candidates, env_dir)
+    code, out, err = build_local(tmp_path, capsys, project, candidates, env_dir)
     assert code == 2
     (line,) = err.splitlines()
     assert "validate: stopped: the first 2 records computed all hit the same fault" in line
@@ -111,7 +91,7 @@ def test_a_sandbox_that_cannot_start_is_no_stored_drop_and_stops_the_build(
     assert not (tmp_path / "dist").exists()
 
     monkeypatch.setenv("PATH", original)  # the sandbox mended: both are judged, none reused
-    code, out, err = _build(tmp_path, capsys, project, candidates, env_dir)
+    code, out, err = build_local(tmp_path, capsys, project, candidates, env_dir)
     assert code == 0, err
     assert "reused from the store" not in out and "dataset: 2 instances written" in out
 
@@ -121,7 +101,7 @@ def test_an_unwritable_output_dir_is_one_line_before_any_work(tmp_path, capsys, 
     candidate = project.candidate("a", project.diff(hostile_tests("")))
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the output dir's parent should be\n")
-    code, out, err = _build(tmp_path, capsys, project, [candidate], env_dir, blocker / "dist")
+    code, out, err = build_local(tmp_path, capsys, project, [candidate], env_dir, blocker / "dist")
     assert code == 2
     (line,) = err.splitlines()
     assert line == (
@@ -182,7 +162,7 @@ def test_a_run_killed_from_outside_is_infra_error_and_tried_again(tmp_path, caps
     )
     killer.start()
     try:
-        code, out, err = _build(tmp_path, capsys, project, [*good, hit], env_dir)
+        code, out, err = build_local(tmp_path, capsys, project, [*good, hit], env_dir)
     finally:
         done.set()
         killer.join()

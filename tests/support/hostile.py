@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from builder.cli import main
 from builder.core.config import DockerConfig, LimitsConfig, ValidationConfig
 from builder.core.pipeline import Outcome
 from builder.core.records import Candidate
@@ -43,6 +44,25 @@ ADD = "from pkg import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 HOSTILE_FILE = "tests/test_hostile.py"
 KEPT = ("tests/test_hostile.py::test_add",)
 """FAIL_TO_PASS of a case whose test file is :data:`ADD` plus hostile code that passes."""
+
+
+def build_local(tmp_path, capsys, project, candidates, env_dir, out=None):
+    """``swt-builder build`` of ``candidates`` on the local backend: exit code, stdout, stderr."""
+    source = tmp_path / "source.jsonl"
+    source.write_text("".join(c.model_dump_json() + "\n" for c in candidates))
+    config = tmp_path / "swt-builder.toml"
+    config.write_text(
+        f'[repos]\n"{project.repo}" = "{project.git.path}"\n'
+        f'[validation]\nbackend = "local"\ncoverage = false\nrepetitions = 1\n'
+        f'timeout_s = 120\nenv_dir = "{env_dir}"\n'
+    )
+    out = out or tmp_path / "dist"
+    argv = ["build", "--config", str(config), "--source", str(source)]
+    argv += ["--work-dir", str(tmp_path / "work"), "--output-dir", str(out), "--no-progress"]
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
 
 
 def hostile_tests(code: str) -> dict[str, str]:

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from docker.errors import BuildError
-from docker.utils import parse_bytes
 from swebench.harness.grading import get_eval_report, get_logs_eval
 from swebench.harness.utils import make_test_spec
 from swebench.task.repo import load_task
 
+from benchmarks import bench_task_repo
 from builder.core.config import DockerConfig
 from validation.environments.docker_environments import ca_bundle
 from validation.environments.dockerfile import CA_BUNDLE, REPO_BUNDLE
@@ -45,23 +45,13 @@ def build_context(task_dir: Path, mirror: Path, context: Path, settings: DockerC
 
 
 def build_image(client: Any, context: Path, tag: str, settings: DockerConfig) -> Any:
-    """The image of the Dockerfile in ``context``, built on the backend's build network within
-    its memory limit (swap included); AssertionError with the build's log when it fails."""
-    memory = parse_bytes(settings.memory)
+    """The image of the Dockerfile in ``context``, built as the task-repo benchmark builds it
+    (the backend's build network, its memory limit with swap); AssertionError with the build's
+    log when it fails."""
     try:
-        image, _ = client.images.build(
-            path=str(context),
-            tag=tag,
-            rm=True,
-            forcerm=True,
-            network_mode=settings.build_network,
-            container_limits={"memory": memory, "memswap": memory},
-            timeout=settings.build_timeout_s,
-        )
+        image, _ = bench_task_repo.build_image(client, context, tag, settings)
     except BuildError as error:
-        log = "".join(
-            str(part.get("stream") or part.get("error") or "") for part in error.build_log
-        )
+        log = bench_task_repo.build_log_text(error.build_log)
         raise AssertionError(f"the task's Dockerfile does not build:\n{log}") from error
     return image
 
