@@ -275,6 +275,43 @@ def test_reports_of_two_processes_add_up():
     }
 
 
+RECURSING = """\
+import sys, pkg.mod
+class Node:
+    def __init__(self, n):
+        self.n = n
+    def __hash__(self):  # reached from C (`in`): the interpreter's own depth checks on the way
+        return hash(Node(self.n + 1))
+def pad(k):
+    if k:
+        return pad(k - 1)
+    try:
+        Node(0) in {1, 2}
+    except RecursionError:
+        pass
+pad(int(sys.argv[1]))
+pkg.mod.twice(1)
+"""
+
+
+def test_a_test_recursing_to_the_limit_leaves_the_counting_on(counted, repo):
+    """A test reaching the recursion limit (sympy's test_point does) raises in its own code, as
+    under trace.py, whose global trace calls no Python function: when the limit falls in the
+    trace function instead, Python turns tracing off for good and later lines go uncounted.
+    Where the limit falls depends on the depth the test starts at, so a few are tried: the
+    counter must keep counting at one of them at least (its old global trace, one Python call
+    deeper, lost the counts at each)."""
+    (repo / "recursing.py").write_text(RECURSING)
+    kept = []
+    for depth in range(6):
+        done, counts = counted([sys.executable, "recursing.py", str(depth)])
+        assert done.returncode == 0, done.stderr
+        if counts.counts["pkg/mod.py"][TWICE_BODY] == 1:
+            assert not counts.replaced
+            kept.append(depth)
+    assert kept, "the counting was turned off at every depth"
+
+
 @pytest.mark.parametrize("version", ["venv", "3.13"])
 def test_a_trace_function_of_the_command_replacing_the_counter_is_reported(counted, version):
     """settrace (Python < 3.12) is one per thread: the command's own (coverage.py's, in the same

@@ -142,14 +142,15 @@ class Targets:
             self.files.append(target)
             by_real[real] = target
         self._by_real = by_real
-        self._by_name = {}
+        self.found = {}
+        """``co_filename`` → its target file or None, for each name :meth:`find` resolved."""
 
     def find(self, filename):
         """The target file of a code object's ``co_filename``; None when it is none. A relative
         name is resolved against the working directory at start, where a relative
         ``sys.path`` entry pointed when the module was imported."""
         try:
-            return self._by_name[filename]
+            return self.found[filename]
         except KeyError:
             pass
         target = None
@@ -159,7 +160,7 @@ class Targets:
             except (OSError, ValueError):  # not a path (a NUL in it)
                 real = None
             target = self._by_real.get(real)
-        self._by_name[filename] = target
+        self.found[filename] = target
         return target
 
 
@@ -305,22 +306,31 @@ class SettraceCounter:
         self._stopped = []
 
     def start(self):
-        find = self.targets.find
+        find, found = self.targets.find, self.targets.found
         stopped = self._stopped
+        unknown = object()
         for target in self.targets.files:
             target.count_lines, target.mark_traced = _local_tracers(target)
 
         def global_trace(frame, event, arg):
+            # Called at every call, at any depth: on a known file it calls no Python function,
+            # as stdlib trace's does not, so a test recursing to the limit raises its
+            # RecursionError in its own code; raised here, it would turn tracing off for good.
             if stopped:  # a thread still running after the command's end (until shutdown)
                 sys.settrace(None)
                 return None
             code = frame.f_code
-            target = find(code.co_filename)
-            if target is None:
+            target = found.get(code.co_filename, unknown)
+            try:
+                if target is unknown:
+                    target = find(code.co_filename)
+                if target is None:
+                    return None
+                entry = target.codes.get(id(code))
+                if entry is None:
+                    entry = target.codes[id(code)] = (code, _holds_wanted(code, target))
+            except RecursionError:  # resolved at a later call, with room on the stack
                 return None
-            entry = target.codes.get(id(code))
-            if entry is None:
-                entry = target.codes[id(code)] = (code, _holds_wanted(code, target))
             if entry[1]:
                 return target.count_lines
             return None if target.traced else target.mark_traced
