@@ -404,6 +404,26 @@ def test_pytest_runs_as_a_module_and_its_tested_lines_count(counted, repo):
     assert done.returncode == 5  # pytest's "no tests collected", through SystemExit
 
 
+@pytest.mark.parametrize("version", ["venv", "3.6", "3.13"])
+def test_the_packages_of_a_module_run_with_m_are_imported_before_counting(counted, repo, version):
+    """``-m pkg.run``: trace.py finds the module (importing ``pkg``, whose ``__init__`` imports
+    ``pkg.mod``) before it starts tracing, so ``mod``'s top-level lines are not counted there,
+    and its functions' lines are (as ``-m pytest`` imports ``_pytest`` first in pytest's own
+    repository); a file run as a script imports it under the counter."""
+    python = _interpreter(version)
+    (repo / "pkg" / "__init__.py").write_text("from pkg import mod\n")
+    (repo / "pkg" / "run.py").write_text("from pkg.mod import twice\n\ntwice(1)\n")
+    done, counts = counted([python, "-m", "pkg.run"])
+    assert done.returncode == 0, done.stderr
+    mod = counts.counts["pkg/mod.py"]
+    assert (mod[DEF_LOOP], mod[TWICE_BODY]) == (0, 1)
+    done, counts = counted([python, "-m", "pkg.missing"])
+    assert done.returncode == 1 and "No module named pkg.missing" in done.stderr
+    done, counts = counted([python, "main.py"])
+    assert done.returncode == 0, done.stderr
+    assert counts.counts["pkg/mod.py"][DEF_LOOP] == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Units: the option split, the wrappers, the report.
 

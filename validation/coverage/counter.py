@@ -16,8 +16,10 @@ The numbers are SWT-Bench's: their ``trace.py`` (stdlib ``trace`` with ``Trace(c
 trace=0)``) counts every ``line`` event of the included files, module import time included, and
 reports per file with at least one event its *executable* lines (the static line table,
 ``trace._find_executable_linenos``: the line starts of every code object minus docstring lines)
-with their counts, 0 for lines never run. Only the golden patch's lines matter and they are known
-before the run, so only they are counted:
+with their counts, 0 for lines never run. With ``-m MODULE`` the module is found (its parent
+packages imported) before counting starts, as ``trace.py`` finds it before it sets its trace
+function: those packages' top-level lines are not counted. Only the golden patch's lines matter
+and they are known before the run, so only they are counted:
 
 - Python >= 3.12: ``sys.monitoring`` under a free tool id. ``PY_START`` events (global) find the
   code objects of target files as they first run; every other code object is switched off after
@@ -641,6 +643,22 @@ def _option_value(args, flag):
     return args[1], args[2:]
 
 
+def _find_module_first(args):
+    """Find the module of ``-m MODULE`` before counting starts, as ``trace.py`` does
+    (``runpy._get_module_details`` in its ``main``, before ``runctx`` sets its trace function):
+    importing its parent packages runs their modules' top-level lines uncounted (``-m pytest``
+    imports ``_pytest``'s modules). A module that cannot be found is left to :func:`run`, which
+    reports it as Python does."""
+    import runpy
+
+    module, _ = _option_value(args, "-m")
+    _set_path0(os.getcwd() if sys.version_info >= (3, 7) else "")
+    try:
+        runpy._get_module_details(module)
+    except Exception:
+        pass
+
+
 def run(args):
     """Run ``python ARGS`` in this process (see the module's docstring)."""
     import runpy
@@ -731,6 +749,8 @@ def main(argv):
             sys.stderr.write(f"_swt_counter.py: no report written: {error!r}\n")
 
     follow_children([os.path.abspath(__file__), "--root", root, report_path, argv[1]])
+    if args[0].startswith("-m"):
+        _find_module_first(args)
     counter = make_counter(targets)
     if hasattr(os, "register_at_fork"):  # a forked child's counts are never written
         os.register_at_fork(after_in_child=counter.stop)
