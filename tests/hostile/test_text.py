@@ -115,3 +115,19 @@ def test_swt_benchs_sympy_parser_reads_a_megabyte_of_a_runs_output_in_linear_tim
     started = time.monotonic()
     parse_sympy(log)
     assert time.monotonic() - started < BOUND_S
+
+
+@pytest.mark.parametrize(
+    "log",
+    ["test_a (b) " * (MEGABYTE // 11), "FAIL: " + "test_a (b) " * (MEGABYTE // 11),
+     "test_a (b)...x " * (MEGABYTE // 15), "test." * (MEGABYTE // 5)],
+    ids=["names", "failure-header", "names-and-dots", "dotted-words"],
+)  # fmt: skip
+def test_swt_benchs_django_parser_reads_a_megabyte_of_a_runs_output_in_linear_time(log):
+    # their pattern, run as a pattern, held an evaluation for minutes on 220,000 characters of
+    # test_a (b) (it backtracks from every test name to the end of the log)
+    from builder.evaluate.swt.parsers import parse_django
+
+    started = time.monotonic()
+    parse_django(log)
+    assert time.monotonic() - started < BOUND_S

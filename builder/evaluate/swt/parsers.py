@@ -13,6 +13,7 @@ Statuses are ``PASSED``, ``FAILED``, ``SKIPPED``, ``ERROR`` (and what follows ``
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
@@ -187,29 +188,137 @@ def _sympy_tests(log: str) -> list[tuple[str, str]]:
 
 _DJANGO_SUFFIXES = {"ok": PASSED, "OK": PASSED, "skipped": SKIPPED, "FAILED": FAILED,
                     "ERROR": ERROR}  # fmt: skip
-_DJANGO_TEST = re.compile(
-    r"(?P<testname>\b(test|app_unmigrated)([^\s]*)\s+\([^)]*\))((.|\n)(?!\.\.\.))*\s*\.\.\."
-    r"((.|\n)(?!\b(test_|app_unmigrated|OK|ok|FAILED|ERROR|skipped)\b))*\s*"
-    r"\b(?P<status>OK|ok|FAILED|ERROR|skipped)\b",
-    flags=re.MULTILINE,
-)
-_DJANGO_FAILURE = re.compile(r"(?P<testname>\b(test_|app_unmigrated)([^\s]*)\s+\([^)]*\))")
+_DJANGO_STATUS = ("OK", "ok", "FAILED", "ERROR", "skipped")
+_DJANGO_KEYWORD = re.compile(r"\b(?:test_|app_unmigrated|OK|ok|FAILED|ERROR|skipped)\b")
+_DJANGO_HEAD = {"test": re.compile(r"\b(?:test|app_unmigrated)"),
+                "test_": re.compile(r"\b(?:test_|app_unmigrated)")}  # fmt: skip
+_NON_SPACE = re.compile(r"\S*")
+_SPACE = re.compile(r"\s*")
+
+
+class _Next:
+    """The first place at or after a position where ``search`` finds something, remembered:
+    queries that mostly move forward cost linear time in all (each stretch is searched once)."""
+
+    def __init__(self, search: Callable[[int], int]) -> None:
+        self.search = search
+        self.low, self.found = 1, 0  # nothing cached: low > found
+
+    def __call__(self, at: int) -> int:
+        if not self.low <= at <= self.found:
+            self.low, self.found = at, self.search(at)
+        return self.found
+
+
+class _DjangoScan:
+    """One pass over a log, giving what ``re.finditer`` of SWT-Bench's Django patterns gives
+    (``parse_log_django``'s): their patterns backtrack, quadratically on a log of repeated
+    ``test_a (b) `` (minutes for 220,000 characters). Each part of the pattern has at most two
+    ways to match, found from the next ``...``, keyword or bracket after it (remembered, so the
+    log is read a constant number of times)."""
+
+    def __init__(self, text: str) -> None:
+        n = len(text)
+        self.text = text
+        self.space_end = _Next(lambda at: _SPACE.match(text, at).end())
+        self.word_end = _Next(lambda at: _NON_SPACE.match(text, at).end())
+        self.close = _Next(lambda at: _found(text.find(")", at), n))
+        self.dots = _Next(lambda at: _found(text.find("...", at), n))
+        self.keyword = _Next(lambda at: _found_match(_DJANGO_KEYWORD.search(text, at), n))
+        self.keyword_near = _Next(lambda at: _found_match(_DJANGO_KEYWORD.search(text, at), n))
+        """Each of the two ways after a name asks its own (each one's questions move forward)."""
+
+    def name_end(self, at: int, head: str) -> int | None:
+        r"""Where ``head([^\s]*)\s+\([^)]*\)`` matching at ``at`` ends (its greedy parts can
+        match one way only), None when it does not."""
+        text = self.text
+        words = self.word_end(at + len(head))
+        spaces = self.space_end(words) if words < len(text) else words
+        if spaces == words or not text.startswith("(", spaces):
+            return None
+        close = self.close(spaces + 1)
+        return close + 1 if close < len(text) else None
+
+    def names(self, heads: str, pos: int = 0):
+        """(start, end) of each match of the test-name pattern alone (``heads``: ``test`` or
+        ``test_``), as finditer gives them."""
+        text, head = self.text, _DJANGO_HEAD[heads]
+        while (found := head.search(text, pos)) is not None:
+            end = self.name_end(found.start(), found.group())
+            if end is None:
+                pos = found.start() + 1
+                continue
+            yield found.start(), end
+            pos = end
+
+    def status(self, at: int, keywords: _Next) -> tuple[int, str] | None:
+        r"""``((.|\n)(?!\b(keyword)\b))*\s*\b(status)\b`` from ``at``: (its end, the
+        status), None when it does not match."""
+        text = self.text
+        keyword = keywords(at + 1)  # the first keyword after at
+        if keyword < len(text) and text[keyword - 1].isspace():
+            found = self._status_at(keyword)
+            if found is not None:
+                return found
+        return self._status_at(at)
+
+    def _status_at(self, at: int) -> tuple[int, str] | None:
+        found = _DJANGO_KEYWORD.match(self.text, at)
+        if found is None or found.group() not in _DJANGO_STATUS:
+            return None
+        return found.end(), found.group()
+
+    def tests(self):
+        """(test name, status) of each match of their test pattern, as finditer gives them."""
+        text, head, pos = self.text, _DJANGO_HEAD["test"], 0
+        while (found := head.search(text, pos)) is not None:
+            end = self.name_end(found.start(), found.group())
+            result = None if end is None else self._rest(end)
+            if result is None:  # no match here: the engine tries the next position
+                pos = found.start() + 1
+                continue
+            yield text[found.start() : end], result[1]
+            pos = result[0]
+
+    def _rest(self, at: int) -> tuple[int, str] | None:
+        r"""The rest of the pattern after a name ending at ``at``: (its end, the status).
+        ``((.|\n)(?!\.\.\.))*\s*\.\.\.`` matches in two ways, tried in this order: the run
+        up to the first ``...`` after ``at`` when a space stands before it (the greedy run),
+        then the ``...`` at ``at`` itself (the run empty; a dot before the first ``...`` comes
+        to this)."""
+        text = self.text
+        first = self.dots(at + 1) - 1  # the first character whose next three are "..."
+        if first + 1 < len(text) and text[first].isspace():
+            found = self.status(first + 4, self.keyword)
+            if found is not None:
+                return found
+        if text.startswith("...", at):
+            return self.status(at + 3, self.keyword_near)
+        return None
+
+
+def _found(index: int, missing: int) -> int:
+    return missing if index < 0 else index
+
+
+def _found_match(match: re.Match[str] | None, missing: int) -> int:
+    return missing if match is None else match.start()
 
 
 def parse_django(log: str) -> dict[str, str]:
     """``parse_log_django``: ``name (module.Class) ... ok|FAILED|ERROR|skipped`` (a status
-    may come lines later), then ``ERROR: name (…)`` / ``FAIL: name (…)`` headers override.
-    Their pattern, kept as it is, is super-linear on a hostile log (220,000 characters of
-    ``test_a (b) `` take minutes): unlike sympy's, no one-pass equivalent is written yet."""
+    may come lines later), then ``ERROR: name (…)`` / ``FAIL: name (…)`` headers override;
+    read in one pass (:class:`_DjangoScan`), where their patterns backtrack."""
     found: dict[str, str] = {}
-    for match in _DJANGO_TEST.finditer(log):
-        found[match.group("testname")] = _DJANGO_SUFFIXES[match.group("status")]
+    for name, status in _DjangoScan(log).tests():
+        found[name] = _DJANGO_SUFFIXES[status]
     for line in log.split("\n"):
         for key, status in (("ERROR", ERROR), ("FAIL", FAILED)):
             if line.startswith(f"{key}:"):
-                tests = list(_DJANGO_FAILURE.finditer(line.split(key)[1]))
-                if len(tests) == 1:
-                    found[tests[0].group("testname")] = status
+                part = line.split(key)[1]
+                names = list(itertools.islice(_DjangoScan(part).names("test_"), 2))
+                if len(names) == 1:
+                    found[part[names[0][0] : names[0][1]]] = status
     return found
 
 

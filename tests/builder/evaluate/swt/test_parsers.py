@@ -167,3 +167,30 @@ def test_the_sympy_scanners_find_what_their_patterns_find():
         log = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
         assert _sympy_failures(log) == [m[3] for m in failures.finditer(log)], log
         assert _sympy_tests(log) == [("test_" + m[1], m[2]) for m in tests.finditer(log)], log
+
+
+def test_the_django_scanner_finds_what_their_patterns_find():
+    """The one-pass scanner gives what ``re.finditer`` of their two patterns gives (test lines;
+    the names of a failure header), on random logs made of the pieces that matter: names and
+    brackets, dots, every keyword, word boundaries (``_``, a letter, a digit, ``é``), Unicode
+    and ASCII spaces, newlines."""
+    import random
+    import re
+
+    from builder.evaluate.swt.parsers import _DjangoScan
+
+    tests = re.compile(
+        r"(?P<testname>\b(test|app_unmigrated)([^\s]*)\s+\([^)]*\))((.|\n)(?!\.\.\.))*\s*\.\.\."
+        r"((.|\n)(?!\b(test_|app_unmigrated|OK|ok|FAILED|ERROR|skipped)\b))*\s*"
+        r"\b(?P<status>OK|ok|FAILED|ERROR|skipped)\b",
+        flags=re.MULTILINE,
+    )
+    names = re.compile(r"(?P<testname>\b(test_|app_unmigrated)([^\s]*)\s+\([^)]*\))")
+    pieces = ["test", "test_", "_", "a", "1", "é", "app_unmigrated", " ", "\u00a0", "\n", "\t",
+              "(", ")", ".", "...", "ok", "OK", "FAILED", "ERROR", "skipped", "FAIL:"]  # fmt: skip
+    rng = random.Random(0)
+    for _ in range(5000):
+        log = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        scan = _DjangoScan(log)
+        assert list(scan.tests()) == [(m["testname"], m["status"]) for m in tests.finditer(log)]
+        assert list(scan.names("test_")) == [m.span() for m in names.finditer(log)], log
