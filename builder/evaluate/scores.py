@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+EVALUATION_ERROR = "evaluation error: "
+"""How a score names a failure of the evaluation itself (not of the prediction)."""
+
 
 class Transition(BaseModel):
     """One predicted test's verdict before (on R) and after (on R∘X) the golden patch: ``pass``,

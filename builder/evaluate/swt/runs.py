@@ -27,7 +27,7 @@ from builder.core.pipeline import Outcome
 from builder.core.records import RunResult
 from builder.core.store import ResultStore, result_key
 from builder.evaluate.records import EvalResult, EvalTask
-from builder.evaluate.scores import InstanceScore
+from builder.evaluate.scores import EVALUATION_ERROR, InstanceScore
 from builder.evaluate.swt import commands as swt_commands
 from builder.evaluate.swt import grading as swt_grading
 from builder.evaluate.swt import metrics as swt_metrics
@@ -73,7 +73,7 @@ BASE_STORE, GOLD_STORE = "evaluate-swt-base", "evaluate-swt-gold"
 RUN_INPUTS = ("repo", "base_commit", "patch", "test_patch", "version", "environment_setup_commit")
 """What decides an instance's base and gold runs (with the files run and the environment): two
 ids of the same content share them."""
-NOT_RUN = "evaluation error: "
+NOT_RUN = EVALUATION_ERROR
 
 
 class _NotRun(SwtError):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from builder.evaluate.run import Request, evaluate
-from builder.evaluate.stage import _credit
+from builder.evaluate.strict.runs import _credit
 from builder.evaluate.strict.scripts import ScriptRunner
 from tests.support.validated import validated_release
 from validation.coverage.credit import Credit
