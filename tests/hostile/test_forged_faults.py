@@ -1,13 +1,22 @@
 """Code under test that prints a line shaped like a launcher's refusal and exits 1 (a
-``sitecustomize.py`` of its test patch): on the local backend its run is its own failure,
-stored as a verdict, never a fault of the machine (the sandbox runs ``true`` for no record);
-three such records first do not stop a build."""
+``sitecustomize.py`` of its test patch, or the project's own code run by a build step): on the
+local backend its run or build is its own failure, stored as a verdict, never a fault of the
+machine (the sandbox runs ``true`` for no record); three such records first do not stop a
+build."""
 
 import json
+import sys
 
 import pytest
 
+from tests.support.git import GitRepo
 from tests.support.hostile import Project, build_local, hostile_tests, reason, stage
+from validation.environments.environment import (
+    EnvironmentBuildError,
+    EnvironmentSpec,
+    Interpreters,
+    LocalEnvironments,
+)
 
 FORGED = {
     "bwrap": "bwrap: Can't create file at /root/.ssh: Is a directory",
@@ -55,3 +64,28 @@ def test_three_forging_records_first_do_not_stop_the_build(tmp_path, capsys, env
     rejected = tmp_path / "work" / "rejected" / "validate.jsonl"
     reasons = [json.loads(line)["reason"] for line in rejected.open()]
     assert reasons == ["runner_failed"] * 3
+
+
+FORGING_STEP = "import sys\nsys.stderr.write({line!r} + '\\n')\nsys.exit(1)\n"
+
+
+@pytest.mark.parametrize("launcher", sorted(FORGED))
+def test_a_build_step_printing_a_launcher_s_refusal_is_the_environment_s_failure(
+    tmp_path, launcher
+):
+    """The project's own script, run by a build step (a spec's ``pre_install``), prints only
+    the line a launcher prints when it refuses, and exits 1 as the launcher would: the
+    environment failed (EnvironmentBuildError, a verdict on the record), not the sandbox
+    (``SandboxRefused``, a fault of the machine), since the sandbox starts ``true``."""
+    repo = GitRepo(tmp_path / "project")
+    commit = repo.commit({"forge.py": FORGING_STEP.format(line=FORGED[launcher])})
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    spec = EnvironmentSpec(python=here, project=repo.path, project_commit=commit,
+                           pre_install=("python3 forge.py",))  # fmt: skip
+    environments = LocalEnvironments(
+        tmp_path / "envs", Interpreters([sys.executable], use_uv=False)
+    )
+    with pytest.raises(EnvironmentBuildError) as raised:
+        environments.python(spec)
+    assert type(raised.value) is EnvironmentBuildError, raised.value  # no subclass: no fault
+    assert "step 'pre-install' failed with exit code 1" in str(raised.value)
