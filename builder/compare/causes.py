@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from builder.compare.ids import cut, duplicate_index, short_path_option
 from validation.grading import FAILED_BEFORE_AND_AFTER, SKIPPED
+from validation.runs.junit import CONNECTION_ERRORS
 
 JUNK_ID = "junk_id"
 """The reference id names no test (pytest's ``[100%]`` progress column, an id without ``::``),
@@ -117,8 +118,10 @@ def missing_cause(
     before_outcome: str = "",
     unlisted: str = "",
     guarded: Iterable[str] = (),
-) -> tuple[str, str]:
-    """The cause (and its evidence) of a reference id our list lacks. ``junk``: it names no
+) -> list[tuple[str, str]]:
+    """The causes (each with its evidence) of a reference id our list lacks, the first the one
+    it is counted under, the others what else explains it (a cause names the whole reason, or
+    the difference shows each of several). ``junk``: it names no
     test, or the evidence of :func:`foreign_file` when it names another file; ``crashed``: the
     evidence of :func:`reference_run_crashed` for it;
     ``collection_abort`` and ``cut_collision``: the evidence
@@ -129,25 +132,42 @@ def missing_cause(
     it when it is in neither of our lists (``run_metadata.unlisted_tests``); ``guarded``: the
     modules its file imports only when installed (``run_metadata.optional_imports``)."""
     if junk:
-        return JUNK_ID, junk if isinstance(junk, str) else f"{reference_id!r} is not a test id"
+        return [(JUNK_ID, junk if isinstance(junk, str) else f"{reference_id!r} is not a test id")]
     if expected_outcome:
-        return XFAIL_EXCLUDED, "in run_metadata.expected_outcome_tests"
+        return [(XFAIL_EXCLUDED, "in run_metadata.expected_outcome_tests")]
+    found: list[tuple[str, str]] = []
     if network_error:
-        return (
+        found.append((
             NEEDS_NETWORK,
             f"failed before and after the fix in our runs, which have no network: {network_error}",
-        )
+        ))  # fmt: skip
     if crashed:
-        return REFERENCE_RUN_CRASHED, crashed
+        found.append((REFERENCE_RUN_CRASHED, crashed))
     if collection_abort:
-        return COLLECTION_ABORT, collection_abort
+        found.append((COLLECTION_ABORT, collection_abort))
     if cut_collision:
-        return CUT_COLLISION, cut_collision
-    if before_outcome:
-        return BEFORE_OUTCOME_DIFFERS, before_outcome
-    if unlisted:
-        return unlisted_cause(unlisted, guarded)
-    return UNEXPLAINED, ""
+        found.append((CUT_COLLISION, cut_collision))
+    if before_outcome and not (crashed or collection_abort or cut_collision):
+        # (with one of those, the other list holding it is what that artifact shows)
+        found.append((BEFORE_OUTCOME_DIFFERS, before_outcome))
+    if unlisted and not (network_error and _names_connection_error(unlisted)):
+        cause = unlisted_cause(unlisted, guarded)
+        if cause[0] != UNEXPLAINED or not found:
+            found.append(cause)
+    return found or [(UNEXPLAINED, "")]
+
+
+_EXCEPTION_TYPE = re.compile(r"([\w.]+):")
+
+
+def _names_connection_error(outcome: str) -> bool:
+    """Whether what our runs saw of a test (``run_metadata.unlisted_tests``) is the connection
+    error itself (then a failure there says nothing besides ``needs_network``): the failure's
+    exception type when its message starts with one (``AttributeError: 'ConnectionError'
+    object has no attribute 'message'`` is not), else anything in it."""
+    detail = outcome.partition(": ")[2]
+    typed = _EXCEPTION_TYPE.match(detail)
+    return CONNECTION_ERRORS.search(typed[1] if typed else detail) is not None
 
 
 def foreign_file(path: str, run_files: Iterable[str]) -> str:
@@ -229,8 +249,9 @@ def extra_cause(
     optional: str = "",
     not_passed: str = "",
     unproven: str = "",
-) -> tuple[str, str]:
-    """The cause (and its evidence) of one of our ids the reference list lacks; ``crashed``:
+) -> list[tuple[str, str]]:
+    """The causes (each with its evidence, the first the one it is counted under) of one of our
+    ids the reference list lacks: every one that applies; ``crashed``:
     the evidence of :func:`reference_run_crashed` for it; ``collection_abort``,
     ``sympy_last`` and ``cut_collision`` are the evidence of
     :func:`builder.compare.aborts.collection_aborts`, :func:`sympy_last_tests` and
@@ -242,24 +263,27 @@ def extra_cause(
     list; ``unproven`` what is known of a difference left unexplained (a stopped run's shape
     with no evidence of a stop)."""
     if reference_empty:
-        return REFERENCE_EMPTY, "FAIL_TO_PASS and PASS_TO_PASS of the reference are both empty"
-    if crashed:
-        return REFERENCE_RUN_CRASHED, crashed
-    if collection_abort:
-        return COLLECTION_ABORT, collection_abort
-    if sympy_last:
-        return SYMPY_LAST_TEST, sympy_last
-    if cut_collision:
-        return CUT_COLLISION, cut_collision
-    if before_outcome:
-        return BEFORE_OUTCOME_DIFFERS, before_outcome
-    if list_empty:
-        return REFERENCE_LIST_EMPTY, f"the reference's {list_empty} is empty, its other list not"
-    if optional:
-        return OPTIONAL_PACKAGE, optional
-    if not_passed:
-        return NOT_PASSED_IN_REFERENCE, not_passed
-    return UNEXPLAINED, unproven
+        return [(REFERENCE_EMPTY, "FAIL_TO_PASS and PASS_TO_PASS of the reference are both empty")]
+    if crashed or collection_abort or sympy_last or cut_collision:
+        before_outcome = list_empty = not_passed = ""  # the list shape such an artifact shows
+    found = [
+        (cause, evidence)
+        for cause, evidence in (
+            (REFERENCE_RUN_CRASHED, crashed),
+            (COLLECTION_ABORT, collection_abort),
+            (SYMPY_LAST_TEST, sympy_last),
+            (CUT_COLLISION, cut_collision),
+            (BEFORE_OUTCOME_DIFFERS, before_outcome),
+            (
+                REFERENCE_LIST_EMPTY,
+                list_empty and f"the reference's {list_empty} is empty, its other list not",
+            ),
+            (OPTIONAL_PACKAGE, optional),
+            (NOT_PASSED_IN_REFERENCE, not_passed),
+        )
+        if evidence
+    ]
+    return found or [(UNEXPLAINED, unproven)]
 
 
 def optional_import(path: str, modules: Iterable[str]) -> str:

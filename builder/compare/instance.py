@@ -132,7 +132,7 @@ def compare_labels(
         missing = [
             _difference(
                 theirs[name][key],
-                *causes.missing_cause(
+                causes.missing_cause(
                     theirs[name][key],
                     junk=junk(theirs[name][key]),
                     expected_outcome=key in expected,
@@ -152,7 +152,7 @@ def compare_labels(
         added = [
             _difference(
                 ours[name][key],
-                *causes.extra_cause(
+                causes.extra_cause(
                     reference_empty=reference_empty,
                     crashed=crashed.get((name, key), ""),
                     collection_abort=aborts.get((name, "extra", key), ""),
@@ -183,13 +183,13 @@ def compare_labels(
             key
             for keys, items in ((missing_keys, missing), (extra_keys, added))
             for key, item in zip(keys, items, strict=True)
-            if item["cause"] in causes.AS_DEFINED
+            if set(causes_of(item)) <= set(causes.AS_DEFINED)
         }
         abort_files |= {
             file_of(key)
             for keys, items in ((missing_keys, missing), (extra_keys, added))
             for key, item in zip(keys, items, strict=True)
-            if item["cause"] == causes.COLLECTION_ABORT
+            if causes.COLLECTION_ABORT in causes_of(item)
         }
         result[name] = {
             "exact": not missing and not added,
@@ -232,5 +232,18 @@ def _keyed(tests: Iterable[str], key) -> dict[str, str]:
     return keyed
 
 
-def _difference(test: str, cause: str, evidence: str) -> dict[str, str]:
-    return {"id": test, "cause": cause, **({"evidence": evidence} if evidence else {})}
+def _difference(test: str, found: list[tuple[str, str]]) -> dict[str, Any]:
+    """A difference's entry: its cause and evidence (the first of ``found``), and under
+    ``also`` every other cause that explains it with its evidence."""
+    (cause, evidence), *others = found
+    item: dict[str, Any] = {"id": test, "cause": cause}
+    if evidence:
+        item["evidence"] = evidence
+    if others:
+        item["also"] = [{"cause": c, **({"evidence": e} if e else {})} for c, e in others]
+    return item
+
+
+def causes_of(item: Mapping[str, Any]) -> list[str]:
+    """Every cause a difference's entry names: its own, then those under ``also``."""
+    return [item["cause"], *(other["cause"] for other in item.get("also", ()))]

@@ -11,7 +11,7 @@ from typing import Any
 
 from builder.compare import causes, decisions
 from builder.compare.inputs import Drop, Reference
-from builder.compare.instance import compare_labels
+from builder.compare.instance import causes_of, compare_labels
 from builder.core.files import atomic_write_text
 from builder.core.records import Instance
 
@@ -54,9 +54,10 @@ class Totals:
             self.jaccard_sum += labels["PASS_TO_PASS"]["jaccard"]
             self.jaccard_as_defined_sum += labels["PASS_TO_PASS"]["jaccard_as_defined"]
             found = {
-                item["cause"]
+                cause
                 for side in ("missing", "extra")
                 for item in labels["FAIL_TO_PASS"][side]
+                for cause in causes_of(item)
             }
             self.fail_to_pass_as_defined += found <= set(causes.AS_DEFINED)
             self.fail_to_pass_environment += bool(found & set(causes.ENVIRONMENT)) and (

@@ -300,3 +300,62 @@ def test_a_skip_for_lack_of_a_guarded_module_names_the_package() -> None:
     assert causes.missing_module("requires sparse") == "sparse"
     assert causes.missing_module("requires python3.10 or above") == ""
     assert causes.missing_module("slow test") == ""
+
+
+def test_a_network_test_failing_for_another_reason_too_names_both_causes() -> None:
+    """A test whose connection error was caught and then used as Python 2's ``e.message``
+    fails with an AttributeError on Python 3 whatever the network: ``needs_network`` is one
+    of its causes, not the whole reason. A test failing with the connection error itself has
+    that one cause."""
+    message = "failed before and after: AttributeError: 'ConnectionError' object has no attribute"
+    ours = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=(PATH + "test_old",),
+        run_metadata={
+            "needs_network": json.dumps(
+                {PATH + "test_py2": "ConnectionError: Max retries exceeded",
+                 PATH + "test_net": "ConnectionError: Max retries exceeded"}
+            ),
+            "unlisted_tests": json.dumps(
+                {PATH + "test_py2": message,
+                 PATH + "test_net": "failed before and after: requests.exceptions.ConnectionError: "
+                 "HTTPConnectionPool(host='httpbin.org'): Max retries exceeded"}
+            ),
+        },
+    )  # fmt: skip
+    labels = _labels(ours, (PATH + "test_new",), (PATH + "test_old", PATH + "test_py2",
+                                                   PATH + "test_net"))  # fmt: skip
+    found = {item["id"]: item for item in labels["PASS_TO_PASS"]["missing"]}
+    py2 = found[PATH + "test_py2"]
+    assert py2["cause"] == causes.NEEDS_NETWORK
+    assert py2["also"] == [{
+        "cause": causes.FAILS_HERE,
+        "evidence": "failed before and after the fix in our runs: AttributeError: "
+        "'ConnectionError' object has no attribute",
+    }]  # fmt: skip
+    net = found[PATH + "test_net"]
+    assert net["cause"] == causes.NEEDS_NETWORK and "also" not in net
+
+
+def test_a_stopped_reference_run_and_an_optional_package_are_both_named() -> None:
+    """Our runs could not collect one file (so the reference's run without
+    --continue-on-collection-errors stopped), and the file whose tests the reference lacks
+    imports a GUI package only when installed, which is installed here: both explain the
+    difference, so it is no agreement as defined, and it counts among the environment's."""
+    gui_file = "tests/test_gui.py"
+    broken = "tests/test_broken.py"
+    ours = make_instance(
+        FAIL_TO_PASS=(PATH + "test_new",),
+        PASS_TO_PASS=(PATH + "test_old", f"{gui_file}::test_window"),
+        run_metadata={"optional_imports": json.dumps({gui_file: ["PyQt5"]})},
+    )
+    labels = compare_labels(
+        ours,
+        {"FAIL_TO_PASS": (PATH + "test_new",), "PASS_TO_PASS": (PATH + "test_old",)},
+        collection_errors={"before": [broken], "after": [broken]},
+    )
+    (item,) = labels["PASS_TO_PASS"]["extra"]
+    assert item["cause"] == causes.COLLECTION_ABORT
+    assert [other["cause"] for other in item["also"]] == [causes.OPTIONAL_PACKAGE]
+    assert "imports PyQt5 only when installed" in item["also"][0]["evidence"]
+    assert labels["PASS_TO_PASS"]["jaccard_as_defined"] < 1.0  # not set aside as an artifact
