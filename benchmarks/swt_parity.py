@@ -1030,19 +1030,40 @@ def model_name(case: str) -> str:
 
 def our_table(
     folder: Path, gold: Path, total: int | None, denominator: Path | None, model: str
-) -> str:
+) -> tuple[str, dict[str, float]]:
+    """Our printed table of the reports in ``folder`` and its values unrounded, by row."""
     from builder.evaluate.swt.metrics import table
     from builder.evaluate.swt.report import IdListError, score_reports
 
     if not folder.is_dir():
-        return "(no reports)\n"
+        return "(no reports)\n", {}
     try:
         summary = score_reports(
             folder, total=total, denominator=denominator, gold_dir=gold if gold.is_dir() else None
         )
     except IdListError as error:
-        return f"({error})\n"
-    return table(model, summary)
+        return f"({error})\n", {}
+    rows = {row: getattr(summary, field) for row, field in ROW_FIELDS.items()}
+    return table(model, summary), {row: value for row, value in rows.items() if value is not None}
+
+
+ROW_FIELDS = {
+    "Applicability (W)": "applicability", "Success Rate (S)": "success", "F->X": "fail_to_any",
+    "F->P": "fail_to_pass", "P->P": "pass_to_pass", "Coverage Delta (Δᵃˡˡ)": "coverage",
+    "Coverage Delta Resolved (Δᔆ)": "coverage_resolved",
+    "Coverage Delta Unresolved (Δⁿᵒᵗ ᔆ)": "coverage_unresolved",
+}  # fmt: skip
+"""Each row of the table and the summary's field it prints."""
+
+
+def same_values(ours: Mapping[str, float], theirs: str) -> bool:
+    """Whether their printed table (its numbers unrounded, as ``tabulate`` prints them) holds
+    our unrounded values, row by row, to floating-point noise."""
+    cells = {row: cell for row, cell in table_cells(theirs).items() if row in ROW_FIELDS}
+    if set(cells) != set(ours):
+        return False
+    return all(abs(float(cells[row]) - value) <= 1e-9 * max(1.0, abs(value))
+               for row, value in ours.items())  # fmt: skip
 
 
 # --- Main -------------------------------------------------------------------------------------
@@ -1169,15 +1190,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         local_denominator = work / f"denominator-{case}.txt"
         local_denominator.write_text("\n".join(kept_here) + "\n", encoding="utf-8")
         gold_run = "parity-gold"
+        ours_all, values_all = our_table(folder, gold_ours, total, None, model)
+        ours_filtered, values_filtered = (
+            our_table(folder, gold_ours, None, local_denominator, model)
+            if kept_here
+            else ("(no instance left)\n", {})
+        )
         tables = {
             "all": {
-                "ours": our_table(folder, gold_ours, total, None, model),
+                "ours": ours_all,
                 "theirs": harness.table(run_id, model, gold_run, total, filtered=False),
             },
             "their_filter": {
-                "ours": our_table(folder, gold_ours, None, local_denominator, model)
-                if kept_here
-                else "(no instance left)\n",
+                "ours": ours_filtered,
                 "theirs": harness.table(run_id, model, gold_run, len(kept_here), filtered=True)
                 if kept_here
                 else "(no instance left)\n",
@@ -1185,6 +1210,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         identical = {
             name: table_values(t["ours"]) == table_values(t["theirs"]) for name, t in tables.items()
+        }
+        unrounded = {
+            "all": same_values(values_all, tables["all"]["theirs"]),
+            "their_filter": same_values(values_filtered, tables["their_filter"]["theirs"])
+            if kept_here
+            else True,
         }
         printed = {
             name: {k: [v, table_cells(t["theirs"]).get(k)]
@@ -1195,13 +1226,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["cases"][case] = {
             "description": CASE_HELP[case], "patch_types": list(types_),
             "instances": list(entries), "tables": tables, "tables_identical": identical,
+            "values_identical": unrounded,
             "cells_printed_differently": printed,
             "differences": differences, "ours_output": output[-4000:],
             "their_reports": reports_theirs, "our_reports": reports_ours,
             "seconds": round(time.monotonic() - started, 1),
         }  # fmt: skip
-        print(f"[{time.strftime('%H:%M:%S')}] {case}: tables identical {identical}; "
-              f"reports differing: {sorted(differences)}", flush=True)  # fmt: skip
+        print(f"[{time.strftime('%H:%M:%S')}] {case}: tables identical {identical}; values "
+              f"unrounded identical {unrounded}; reports differing: {sorted(differences)}",
+              flush=True)  # fmt: skip
         _write(args.out, result)
     _write(args.out, result)
     return 0
@@ -1220,14 +1253,17 @@ def _write(out: Path, result: dict[str, Any]) -> None:
         f"SWT-Bench commit {result['swt_bench_commit']}, dataset {result['dataset']}, "
         f"{result['date']}; instances: {', '.join(result['instances'])}; in their filter "
         f"lists: {', '.join(result['filtered_by_their_lists']) or 'none'}.\n",
-        "| case | instances | tables (all) | tables (their filter) | reports differing |",
-        "|---|---|---|---|---|",
+        "| case | instances | tables (all) | tables (their filter) | values unrounded | "
+        "reports differing |",
+        "|---|---|---|---|---|---|",
     ]
     for case, data in result["cases"].items():
         same = data["tables_identical"]
+        unrounded = data.get("values_identical", {})
         lines.append(
             f"| {case} | {len(data['instances'])} | {'identical' if same['all'] else 'DIFFER'} | "
             f"{'identical' if same['their_filter'] else 'DIFFER'} | "
+            f"{'identical' if all(unrounded.values()) else 'DIFFER'} | "
             f"{', '.join(sorted(data['differences'])) or 'none'} |"
         )
     for case, data in result["cases"].items():

@@ -176,3 +176,18 @@ def test_table_values_read_both_sides_tables():
         == {"Method": "m", "F->P": "50.0", "Δ": "0.0"}
     )
     assert parity.table_cells(theirs)["Δ"] == "0"
+
+
+def test_unrounded_values_are_compared_with_their_printed_floats():
+    """Their report.py prints floats as tabulate does (34.04255319148936, an int 0); ours
+    prints one decimal, so the values behind our table are compared with theirs unrounded."""
+    theirs = (
+        "|-----|-----|\n| Method | gold |\n| Applicability (W) | 100.0 |\n"
+        "| Coverage Delta (Δᵃˡˡ) | 34.04255319148936 |\n"
+        "| Coverage Delta Unresolved (Δⁿᵒᵗ ᔆ) | 0 |\n"
+    )
+    ours = {"Applicability (W)": 100.0, "Coverage Delta (Δᵃˡˡ)": 34.04255319148936,
+            "Coverage Delta Unresolved (Δⁿᵒᵗ ᔆ)": 0.0}  # fmt: skip
+    assert parity.same_values(ours, theirs)
+    assert not parity.same_values({**ours, "Coverage Delta (Δᵃˡˡ)": 34.0}, theirs)  # as printed
+    assert not parity.same_values({"Applicability (W)": 100.0}, theirs)  # a row missing
