@@ -643,6 +643,11 @@ def _option_value(args, flag):
     return args[1], args[2:]
 
 
+class _NotFound(Exception):
+    """A module ``-m`` cannot find (runpy's ``_Error``: an error inside its packages is not
+    one, and is raised as it is)."""
+
+
 def _find_module_first(args):
     """Find the module of ``-m MODULE`` before counting starts, as ``trace.py`` does
     (``runpy._get_module_details`` in its ``main``, before ``runctx`` sets its trace function):
@@ -668,10 +673,19 @@ def run(args):
     head = args[0]
     if head.startswith("-m"):
         module, rest = _option_value(args, "-m")
-        sys.argv = ["-m"] + rest  # runpy puts the module's file in argv[0]
         _set_path0(os.getcwd() if sys.version_info >= (3, 7) else "")
-        _fresh_main()
-        runpy._run_module_as_main(module)
+        try:
+            module, spec, code = runpy._get_module_details(module, _NotFound)
+        except _NotFound as error:  # as runpy's _run_module_as_main reports it
+            raise SystemExit(f"{sys.executable}: {error}") from None
+        sys.argv = [spec.origin] + rest
+        main = _fresh_main()
+        main.__dict__.update(__name__="__main__", __file__=spec.origin, __cached__=spec.cached,
+                             __doc__=None, __loader__=spec.loader, __package__=spec.parent,
+                             __spec__=spec)  # fmt: skip
+        # run from here, as trace.py runs it from runctx: its frames are ours in number, so a
+        # test reaching the recursion limit meets it at the same depth under both
+        exec(code, main.__dict__)
     elif head.startswith("-c") or head == "-":
         if head == "-":
             source, rest, name = sys.stdin.read(), args[1:], "<stdin>"
