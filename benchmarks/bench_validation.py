@@ -28,6 +28,24 @@ before then after the golden patch, in the same environment):
 
     .venv/bin/python -m benchmarks.bench_validation --records swe-bench-dev-subset.jsonl \
         --repos-dir /work/.mirror --repo marshmallow-code/marshmallow --limit 3
+
+With ``--phases --config TOML --out DIR`` it says where validation's time goes, phase by phase
+(``validation.phases``): ``swt-builder build`` with that configuration, in a fresh work dir
+under ``DIR`` per setting (``--quick``: one run per side, coverage off; each ``--recipe``: that
+recipe's ``[validation]`` settings; neither: both, with the SWT-Bench Verified recipe), its
+environments in ``--env-dir`` when given (reused, nothing rebuilt), then every record's
+``phases.json`` read back: per record and in total, wall and CPU seconds per phase and their
+share, as Markdown tables (``--json FILE``: the same as JSON). ``--phases-from WORK_DIR``
+(repeatable) reads a finished build's work dir instead:
+
+    nice -n 10 .venv/bin/python -m benchmarks.bench_validation --phases \
+        --config /work/bench/nine/swt-builder.toml --instance psf__requests-1142 \
+        --set validation.backend=local --env-dir /work/bench/nine/work/envs \
+        --out /work/bench/phases --json /work/bench/phases/phases.json
+
+The local backend's sandboxed runs and builds add their wall time to their phases but not
+their CPU time (see ``validation.phases``): the CPU columns are the builder's own and its
+unsandboxed children's (git).
 """
 
 from __future__ import annotations
@@ -38,6 +56,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -146,7 +165,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instance", action="append", help="instance id (repeat)")
     parser.add_argument("--limit", type=int, default=3, help="records measured (real mode)")
     parser.add_argument("--work-dir", help="real mode: keep environments here between runs")
+    parser.add_argument("--phases", action="store_true", help="a phase-by-phase cost breakdown")
+    parser.add_argument("--config", help="phases: the build's swt-builder.toml")
+    parser.add_argument("--out", help="phases: where each setting's work and output dirs go")
+    parser.add_argument("--quick", action="store_true", help="phases: one run per side, no ΔC")
+    parser.add_argument(
+        "--recipe", action="append", default=[], help="phases: a recipe's settings (repeat)"
+    )
+    parser.add_argument("--env-dir", help="phases: reuse the environments of this directory")
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="phases: one more setting for every build (repeat)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--phases-from", action="append", default=[], metavar="WORK_DIR",
+        help="phases: read a finished build's work dir (repeat)",
+    )  # fmt: skip
+    parser.add_argument("--json", help="phases: also write the breakdown here")
     args = parser.parse_args(argv)
+    if args.phases or args.phases_from:
+        return _phases(args)
     if args.records:
         return _real(args)
     print(
@@ -275,6 +313,236 @@ def _real(args: argparse.Namespace) -> int:
         if medians:
             print(f"median {statistics.median(medians):.2f}x over {len(medians)} records")
     return 0
+
+
+QUICK = {"repetitions": 1, "coverage": False}
+"""The quick mode's validation settings: one run per side, no coverage."""
+
+VERIFIED = Path(__file__).resolve().parents[1] / "recipes" / "swt-bench" / "verified.toml"
+"""The recipe whose settings ``--phases`` compares with the quick mode by default."""
+
+COLUMNS = (
+    "mirror", "resolve", "build", "checkout", "run", "coverage", "grading", "record", "store",
+    "other",
+)  # fmt: skip
+"""The per-record table's phases (``run``: every ``run.*`` phase, with the runs counted)."""
+
+
+def _phases(args: argparse.Namespace) -> int:
+    """The breakdown of each setting's build (``--phases``) or of finished work dirs."""
+    from validation import phases
+
+    sections: dict[str, dict] = {}
+    for work in map(Path, args.phases_from):  # a work dir, or a setting's dir of --out
+        found = work / "work" if not (work / "logs").is_dir() else work
+        sections[work.name] = {"records": collect_phases(found)}
+    if args.phases:
+        if not (args.config and args.out):
+            raise SystemExit("--phases needs --config and --out")
+        for label, settings in _settings(args).items():
+            sections[label] = _build_phases(args, label, settings)
+    lines = [
+        f"cpus={os.cpu_count()}, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"phases.json version {phases.VERSION}"
+    ]
+    for label, section in sections.items():
+        lines += ["", *phase_tables(label, section)]
+    if len(sections) > 1:
+        lines += ["", *comparison_table(sections)]
+    print("\n".join(lines))
+    if args.json:
+        totals = {label: totals_of(section["records"]) for label, section in sections.items()}
+        found = {label: {**section, "total": totals[label]} for label, section in sections.items()}
+        Path(args.json).write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+def _settings(args: argparse.Namespace) -> dict[str, dict]:
+    """Label → the ``[validation]`` settings of each build: the quick mode, then each recipe's
+    (the SWT-Bench Verified recipe's when none is named)."""
+    import tomllib
+
+    recipes = [Path(recipe) for recipe in args.recipe]
+    quick = args.quick or not recipes
+    if not args.quick and not recipes:
+        recipes = [VERIFIED]
+    found = {"quick": dict(QUICK)} if quick else {}
+    for recipe in recipes:
+        data = tomllib.loads(recipe.read_text(encoding="utf-8"))
+        found[recipe.stem] = dict(data.get("validation", {}))
+    return found
+
+
+def _build_phases(args: argparse.Namespace, label: str, settings: dict) -> dict:
+    """``swt-builder build`` with the configuration and ``settings``, in a fresh work dir (its
+    environments in ``--env-dir`` when given); its records' phases and the build's wall time."""
+    root = Path(args.out).resolve() / label
+    for made in ("work", "dist"):  # fresh: nothing reused from the store
+        shutil.rmtree(root / made, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    overrides = [
+        f"work_dir={json.dumps(str(root / 'work'))}",
+        f"output_dir={json.dumps(str(root / 'dist'))}",
+        *(f"validation.{key}={json.dumps(value)}" for key, value in settings.items()),
+    ]
+    if args.env_dir:
+        overrides.append(f"validation.env_dir={json.dumps(str(Path(args.env_dir).resolve()))}")
+    if args.instance:
+        overrides.append(f"source.path={json.dumps(str(_chosen(args, root)))}")
+    overrides += args.overrides
+    command = [sys.executable, "-m", "builder.cli", "build", "--config", str(args.config)]
+    for override in overrides:
+        command += ["--set", override]
+    started = time.perf_counter()
+    with (root / "build.log").open("wb") as log:
+        completed = subprocess.run(
+            [*command, "--no-progress"], stdout=log, stderr=subprocess.STDOUT,
+            cwd=Path(__file__).resolve().parents[1], check=False,
+        )  # fmt: skip
+    wall = time.perf_counter() - started
+    if completed.returncode not in (0, 1):  # 1: the build kept no instance (drops are timed)
+        raise SystemExit(
+            f"{label}: the build failed ({completed.returncode}): {root / 'build.log'}"
+        )
+    return {
+        "settings": settings,
+        "build_wall_s": round(wall, 3),
+        "records": collect_phases(root / "work"),
+    }
+
+
+def _chosen(args: argparse.Namespace, root: Path) -> Path:
+    """The configuration's records named by ``--instance``, as a JSONL file of their own."""
+    from builder.core.config import load_config
+
+    source = Path(load_config(Path(args.config)).source.path)
+    rows = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    chosen = [row for row in rows if row["instance_id"] in args.instance]
+    missing = sorted(set(args.instance) - {row["instance_id"] for row in chosen})
+    if missing:
+        raise SystemExit(f"not in {source}: {', '.join(missing)}")
+    path = root / "records.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in chosen))
+    return path
+
+
+def collect_phases(work: Path) -> dict[str, dict]:
+    """Instance id → its ``phases.json`` under ``work/logs`` (the newest, when a record was
+    validated more than once in this work dir)."""
+    found: dict[str, dict] = {}
+    files = sorted((work / "logs").glob("*/*/phases.json"), key=lambda path: path.stat().st_mtime)
+    for path in files:
+        data = json.loads(path.read_text())
+        found[data.get("instance_id", path.parent.parent.name)] = data
+    return dict(sorted(found.items()))
+
+
+def totals_of(records: dict[str, dict]) -> dict[str, dict]:
+    """Per phase over every record: wall and CPU seconds and entries (``total``: all phases)."""
+    totals: dict[str, dict] = {}
+    for data in records.values():
+        for name, entry in data["phases"].items():
+            into = totals.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "count": 0})
+            for field in into:
+                into[field] += entry[field]
+    totals["total"] = {
+        "wall_s": sum(data["wall_s"] for data in records.values()),
+        "cpu_s": sum(data["cpu_s"] for data in records.values()),
+        "count": len(records),
+    }
+    return totals
+
+
+def _grouped(entries: dict[str, dict]) -> dict[str, dict]:
+    """Phases with every ``run.*`` summed into ``run``."""
+    grouped: dict[str, dict] = {}
+    for name, entry in entries.items():
+        key = "run" if name.startswith("run.") else name
+        into = grouped.setdefault(key, {"wall_s": 0.0, "cpu_s": 0.0, "count": 0})
+        for field in into:
+            into[field] += entry[field]
+    return grouped
+
+
+def phase_tables(label: str, section: dict) -> list[str]:
+    """A setting's per-record table (each phase's wall / CPU seconds) and its total per phase
+    with the shares of the whole."""
+    records = section["records"]
+    settings = section.get("settings")
+    about = f"{len(records)} records"
+    if settings is not None:
+        about += f"; settings {json.dumps(settings, sort_keys=True)}"
+    if "build_wall_s" in section:
+        about += f"; the whole build {section['build_wall_s']:.1f} s wall"
+    lines = [f"### {label} ({about})", "", "wall / CPU seconds per phase; runs: test runs made", ""]
+    lines.append("| record | runs | wall s | CPU s | " + " | ".join(COLUMNS) + " |")
+    lines.append("|---|" + "---:|" * (3 + len(COLUMNS)))
+    for instance, data in records.items():
+        lines.append(_record_row(instance, data["phases"], data["wall_s"], data["cpu_s"]))
+    totals = totals_of(records)
+    phases_only = {name: entry for name, entry in totals.items() if name != "total"}
+    lines.append(
+        _record_row("**total**", phases_only, totals["total"]["wall_s"], totals["total"]["cpu_s"])
+    )
+    lines += ["", "| phase | entries | wall s | wall share | CPU s | CPU share |"]
+    lines.append("|---|---:|---:|---:|---:|---:|")
+    whole = totals["total"]
+    for name in _ordered(phases_only):
+        entry = phases_only[name]
+        lines.append(
+            f"| {name} | {entry['count']} | {entry['wall_s']:.2f} | "
+            f"{_share(entry['wall_s'], whole['wall_s'])} | {entry['cpu_s']:.2f} | "
+            f"{_share(entry['cpu_s'], whole['cpu_s'])} |"
+        )
+    lines.append(f"| **total** | | {whole['wall_s']:.2f} | 100 % | {whole['cpu_s']:.2f} | 100 % |")
+    return lines
+
+
+def _record_row(instance: str, entries: dict[str, dict], wall: float, cpu: float) -> str:
+    grouped = _grouped(entries)
+    runs = grouped.get("run", {}).get("count", 0)
+    cells = [
+        f"{grouped[name]['wall_s']:.2f} / {grouped[name]['cpu_s']:.2f}" if name in grouped else "–"
+        for name in COLUMNS
+    ]
+    return f"| {instance} | {runs} | {wall:.2f} | {cpu:.2f} | " + " | ".join(cells) + " |"
+
+
+def comparison_table(sections: dict[str, dict]) -> list[str]:
+    """Each phase's wall seconds and share of the whole, side by side for every setting."""
+    totals = {label: totals_of(section["records"]) for label, section in sections.items()}
+    names = _ordered({name for found in totals.values() for name in found if name != "total"})
+    labels = list(sections)
+    lines = [
+        "### settings compared (wall seconds, share of the whole)",
+        "",
+        "| phase | " + " | ".join(labels) + " |",
+        "|---|" + "---:|" * len(labels),
+    ]
+    for name in [*names, "total"]:
+        cells = [_compared(totals[label].get(name), totals[label]["total"]) for label in labels]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _compared(entry: dict | None, whole: dict) -> str:
+    if entry is None:
+        return "–"
+    return f"{entry['wall_s']:.2f} ({_share(entry['wall_s'], whole['wall_s'])})"
+
+
+def _ordered(names) -> list[str]:
+    """Phases in validation's order (``validation.phases.PHASES``), any other after, ``other``
+    last."""
+    from validation.phases import OTHER, PHASES
+
+    known = [name for name in PHASES if name in names]
+    rest = sorted(name for name in names if name not in PHASES and name != OTHER)
+    return [*known, *rest, *([OTHER] if OTHER in names else [])]
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else "–"
 
 
 def _raw_pair(stage, candidate, run_dir: Path) -> float:

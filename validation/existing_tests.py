@@ -12,7 +12,7 @@ from builder.core.diffs import parse_patch
 from builder.core.gitutil import git
 from builder.core.pipeline import Outcome
 from builder.core.records import DropReason, RunResult
-from validation import coverage
+from validation import coverage, phases
 from validation.checkouts import Checkouts
 from validation.job import SIDES, STAGE, Job, Runs, note
 from validation.runs.backends import Session
@@ -69,9 +69,9 @@ class ExistingTests(Checkouts):
                 job.logs / f"existing-{side}.log",
                 f"a new checkout for the existing tests: {error}\n",
             )
-        session = stack.enter_context(
-            self._session(job, environment, mirror, run_dir / f"existing-{side}")
-        )
+        opened = self._session(job, environment, mirror, run_dir / f"existing-{side}")
+        session = opened.__enter__()
+        stack.push(phases.timed("checkout", opened.__exit__))  # its removal is checkout time
         if side == "after":
             try:
                 session.apply(record.patch, "golden patch (without the test patch)")

@@ -13,7 +13,7 @@ from typing import Any
 from builder.core.gitutil import file_reader
 from builder.core.pipeline import Outcome
 from builder.core.records import DropReason, RunResult
-from validation import coverage
+from validation import coverage, phases
 from validation.existing_tests import ExistingTests, existing_result
 from validation.grading import Grade, grade, network_fail_to_pass, side_verdicts
 from validation.job import SIDES, STAGE, Job, Runs
@@ -51,7 +51,8 @@ class GoldenRuns(ExistingTests):
             except PatchError as error:
                 return Outcome.drop(STAGE, DropReason.TEST_PATCH_DOES_NOT_APPLY, error=str(error))
             if side == "before" and job.lines is not None:  # for golden ΔC
-                changes = _test_changes(job, mirror, session.tree)
+                with phases.phase("coverage"):
+                    changes = _test_changes(job, mirror, session.tree)
             try:
                 session.apply(record.patch, "golden patch", check_only=side == "before")
             except PatchError as error:
@@ -63,7 +64,7 @@ class GoldenRuns(ExistingTests):
         finally:  # closed with the stack, whatever happened
             for side in SIDES:
                 if side in opened:
-                    stack.push(opened[side].__exit__)
+                    stack.push(phases.timed("checkout", opened[side].__exit__))
         for side in SIDES:  # the before side's drop first
             if isinstance(made[side], Outcome):
                 return made[side]
@@ -127,11 +128,11 @@ class GoldenRuns(ExistingTests):
         the whole files run otherwise), then runs the existing tests (:meth:`_existing_plan`)
         with the test patch undone: a side does not wait for the other between the two.
         Drops in order: a run that cannot be graded, the golden grade, the existing tests."""
-        pair = grade(golden.before, golden.after)
-        if not pair.fail_to_pass:
-            dropped = grade_drop(pair, golden)  # none is kept without a fail-to-pass test
-            if dropped is not None:
-                return dropped
+        with phases.phase("grading"):
+            pair = grade(golden.before, golden.after)
+            dropped = None if pair.fail_to_pass else grade_drop(pair, golden)
+        if dropped is not None:  # none is kept without a fail-to-pass test
+            return dropped
         decisive = {*pair.fail_to_pass, *pair.pass_to_pass, *pair.pass_to_fail}
         left_out = tuple(sorted(pair.tests - decisive))
         extra = job.runner.deselect_options(leavable(left_out, decisive)) if left_out else []
@@ -152,9 +153,10 @@ class GoldenRuns(ExistingTests):
             if not files or any(r.timed_out or not r.report_found for r, _ in repeated):
                 return repeated, []
             with contextlib.ExitStack() as stack:
-                session = self._existing_session(
-                    job, side, sessions[side], environment, mirror, run_dir, stack
-                )
+                with phases.phase("checkout"):
+                    session = self._existing_session(
+                        job, side, sessions[side], environment, mirror, run_dir, stack
+                    )
                 if isinstance(session, Outcome):
                     return repeated, session
                 ran = self._runs(
@@ -171,8 +173,9 @@ class GoldenRuns(ExistingTests):
             return failed
         for side in SIDES:
             getattr(golden, side).extend(run for run, _ in chains[side][0])
-        graded = grade(golden.before, golden.after)
-        dropped = grade_drop(graded, golden)
+        with phases.phase("grading"):
+            graded = grade(golden.before, golden.after)
+            dropped = grade_drop(graded, golden)
         if dropped is not None:
             return dropped
         for side in SIDES:
@@ -223,22 +226,31 @@ class GoldenRuns(ExistingTests):
         back), the others run plain: instrumentation costs time, and a verdict that changes
         under it shows up as flaky."""
         measure = bool(job.include()) and repetition == 0
-        return measured_run(
-            session,
-            job.runner,
-            files,
-            name=f"{suite}-{side}-{repetition}",
-            side=side,
-            logs=job.logs,
-            timeout_s=self.settings.timeout_s,
-            python=job.python,
-            suite=suite,
-            repetition=repetition,
-            include=job.include() if measure else (),
-            side_lines=job.side_lines(side),
-            extra=extra,
-            deselected=deselected,
-        )
+        with phases.phase(run_phase(suite, repetition)):
+            return measured_run(
+                session,
+                job.runner,
+                files,
+                name=f"{suite}-{side}-{repetition}",
+                side=side,
+                logs=job.logs,
+                timeout_s=self.settings.timeout_s,
+                python=job.python,
+                suite=suite,
+                repetition=repetition,
+                include=job.include() if measure else (),
+                side_lines=job.side_lines(side),
+                extra=extra,
+                deselected=deselected,
+            )
+
+
+def run_phase(suite: str, repetition: int) -> str:
+    """A run's phase: the golden first pair (measured when coverage is), a golden repetition
+    (plain), or the existing tests: their costs differ in kind."""
+    if suite == "golden":
+        return phases.RUN_PREFIX + ("repeat" if repetition else "golden")
+    return phases.RUN_PREFIX + suite
 
 
 def leavable(left_out: Collection[str], running: Collection[str]) -> tuple[str, ...]:
@@ -301,9 +313,13 @@ def bind(function: Callable[..., Any], *args: Any) -> Callable[[], Any]:
 
 def both(work: Mapping[str, Callable[[], Any]]) -> dict[str, Any]:
     """The work of each side run at the same time (separate checkouts: nothing is shared);
-    the results by side. A side's error is raised once both have ended."""
-    with ThreadPoolExecutor(max_workers=len(work), thread_name_prefix="swt-side") as pool:
-        futures = {side: pool.submit(function) for side, function in work.items()}
+    the results by side. A side's error is raised once both have ended. Each side is a lane of
+    the record's phase clock."""
+    with (
+        phases.branches() as branch,
+        ThreadPoolExecutor(max_workers=len(work), thread_name_prefix="swt-side") as pool,
+    ):
+        futures = {side: pool.submit(branch(function)) for side, function in work.items()}
     return {side: future.result() for side, future in futures.items()}
 
 

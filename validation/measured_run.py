@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.core.records import RunResult
-from validation import coverage
+from validation import coverage, phases
 from validation.runs import test_ids
 from validation.runs.backends import Session
 from validation.runs.junit import (
@@ -17,6 +17,7 @@ from validation.runs.junit import (
     raw_ids,
     skip_reasons,
 )
+from validation.runs.process import Completed
 from validation.runs.runners import Runner
 
 
@@ -78,6 +79,38 @@ def measured_run(
         command = wrap(command)
     log_path = logs / f"{name}.log"
     completed = session.run(command, log_path, timeout_s)
+    with phases.phase("grading"):
+        run = _result(
+            session, runner, files, command, completed, log_path, report_name, logs,
+            side=side, suite=suite, repetition=repetition, deselected=deselected,
+        )  # fmt: skip
+    measured = None
+    if measure and not completed.timed_out:
+        with phases.phase("coverage"):
+            data = session.read_scratch(json_name)
+            if data is not None:
+                (logs / json_name).write_bytes(data)
+            measured = coverage.read_report(data)
+    return run, measured
+
+
+def _result(
+    session: Session,
+    runner: Runner,
+    files: list[str],
+    command: list[str],
+    completed: Completed,
+    log_path: Path,
+    report_name: str | None,
+    logs: Path,
+    *,
+    side: str,
+    suite: str,
+    repetition: int,
+    deselected: tuple[str, ...],
+) -> RunResult:
+    """The run's result, read from its report (a copy kept in ``logs``) with canonical ids:
+    reading verdicts is grading's cost, not the run's."""
     if report_name is None:
         report = log_path.read_bytes() if log_path.is_file() else None
     else:
@@ -93,7 +126,7 @@ def measured_run(
     tests = {
         names[test]: status for test, status in reported.items() if names[test] not in deselected
     }
-    run = RunResult(
+    return RunResult(
         side=side,
         suite=suite,
         repetition=repetition,
@@ -119,13 +152,6 @@ def measured_run(
         crashed=runner.crash(completed.exit_code, _log_text(log_path)),
         daemon_interruptions=completed.interruptions,
     )
-    measured = None
-    if measure and not completed.timed_out:
-        data = session.read_scratch(json_name)
-        if data is not None:
-            (logs / json_name).write_bytes(data)
-        measured = coverage.read_report(data)
-    return run, measured
 
 
 def _from_report(

@@ -30,7 +30,7 @@ from builder.core.records import (
 )
 from builder.core.repos import RepoCache
 from builder.core.store import result_key
-from validation import coverage, test_file_facts
+from validation import coverage, phases, test_file_facts
 from validation.coverage import credit
 from validation.environments import metadata, test_imports
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
@@ -163,17 +163,32 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         """The record's verdict, or an ``infra_error`` when the machine failed it (a sandbox
         that does not start, a checkout or fetch that fails, a full disk, …): no verdict."""
         try:
-            return self._judge(record)
+            with phases.PhaseClock().running() as clock:
+                return self._judge(record, clock)
         except (InfrastructureError, GitError, OSError) as error:
             fault = as_fault(error, record.repo)
             if fault is None:
                 raise
             return Outcome.drop(STAGE, DropReason.INFRA_ERROR, **fault.evidence())
 
-    def _judge(self, record: Candidate) -> Outcome:
+    def stored(self, record: Candidate, key: str, wall_s: float, cpu_s: float) -> None:
+        """The store write of a result computed here is the last phase of its clock."""
+        logs = inside(self.work_dir / "logs", record.instance_id, key[:12])
+        phases.add(logs / phases.FILE, "store", wall_s, cpu_s)
+
+    def _judge(self, record: Candidate, clock: phases.PhaseClock) -> Outcome:
+        """The verdict, its phases' times written beside its logs (``phases.json``: never in
+        the record, whose bytes must not depend on timing)."""
         key = self.key(record)
         logs = inside(self.work_dir / "logs", record.instance_id, key[:12])
         shutil.rmtree(logs, ignore_errors=True)
+        outcome = self._validate(record, key, logs)
+        clock.write(logs / phases.FILE, instance_id=record.instance_id, key=key)
+        return outcome
+
+    def _validate(self, record: Candidate, key: str, logs: Path) -> Outcome:
+        """The verdict of ``record`` (result ``key``, its logs in ``logs``), each part of the
+        work timed as its phase of the record's clock (``validation.phases``)."""
         try:
             test_files = runnable_test_files(record.test_patch)
         except PatchError as error:
@@ -198,14 +213,17 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
                 error="the golden patch changes no Python line",
                 patch_files=", ".join(_patch_files(record.patch)),
             )
-        mirror = self.repos.mirror(record.repo, record.base_commit)  # or RepoUnavailable
+        with phases.phase("mirror"):
+            mirror = self.repos.mirror(record.repo, record.base_commit)  # or RepoUnavailable
         try:
-            resolution = self.environments.resolve(record, mirror)
+            with phases.phase("resolve"):
+                resolution = self.environments.resolve(record, mirror)
         except SpecError as error:
             return Outcome.drop(STAGE, DropReason.ENVIRONMENT_FAILED, error=str(error))
         spec = self._measurable(resolution.spec)
         try:
-            environment = self.backend.prepare(spec)
+            with phases.phase("build"):
+                environment = self.backend.prepare(spec)
         except EnvironmentBuildError as error:
             return Outcome.drop(
                 STAGE,
@@ -217,9 +235,10 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         run_dir = self.work_dir / "runs" / key[:16]
         added: dict[str, str] = {}
         if self._test_imports(record, resolution):
-            spec, environment, added = self._with_test_imports(
-                record, test_files, spec, environment, mirror, run_dir / "probe", logs
-            )
+            with phases.phase("build"):
+                spec, environment, added = self._with_test_imports(
+                    record, test_files, spec, environment, mirror, run_dir / "probe", logs
+                )
         left_out = self.backend.left_out(environment)
         if left_out:  # optional additions that could not be installed beside the pinned stack
             added = {**added, "optional_left_out": json.dumps(list(left_out))}
@@ -230,7 +249,8 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         runs: list[RunResult] = []
         try:
             with contextlib.ExitStack() as stack:
-                opened = self._golden_sessions(job, environment, mirror, run_dir, stack)
+                with phases.phase("checkout"):
+                    opened = self._golden_sessions(job, environment, mirror, run_dir, stack)
                 if isinstance(opened, Outcome):
                     return with_runs(opened, logs)
                 sessions, changes = opened
@@ -245,17 +265,20 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
                     return with_runs(made, logs)
                 graded, existing = made
         finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            with phases.phase("checkout"):
+                shutil.rmtree(run_dir, ignore_errors=True)
             write_jsonl(logs / "runs.jsonl", runs)
-        change = change_coverage(job, golden, existing)
+        with phases.phase("coverage"):
+            change = change_coverage(job, golden, existing)
         if isinstance(change, Outcome):
             return with_runs(change, logs)
-        instance = instance_record(
-            record, graded, golden, existing, change, spec, mirror, resolution, runs,
-            {**job.metadata, **facts},
-            backend=self.backend, repetitions=self.settings.repetitions,
-            network=self._network(record, resolution),
-        )  # fmt: skip
+        with phases.phase("record"):
+            instance = instance_record(
+                record, graded, golden, existing, change, spec, mirror, resolution, runs,
+                {**job.metadata, **facts},
+                backend=self.backend, repetitions=self.settings.repetitions,
+                network=self._network(record, resolution),
+            )  # fmt: skip
         return Outcome.keep(STAGE, instance, logs=str(logs), runs=str(logs / "runs.jsonl"))
 
     def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec:
