@@ -327,8 +327,13 @@ def add_runs(
     runs: list[RunResult], made: Mapping[str, list[tuple[RunResult, Any]]]
 ) -> Outcome | None:
     """Add the runs made (before's, then after's) to ``runs``; the drop of the first that
-    cannot be graded, in that order."""
+    cannot be graded, in that order. A run that crashed part way (``RunResult.crashed``) is
+    such a run only when a run after the fix crashed too: a crash before the fix with clean
+    runs after it is the failure the record is about (the fix stops the crash), and the tests
+    the crashed run never reached fail before the fix, as SWE-bench's and SWT-Bench's grading
+    read them (``run_metadata.crashed_before`` names it)."""
     failed = None
+    crashed: list[RunResult] = []
     for side in SIDES:
         for run, _ in made[side]:
             runs.append(run)
@@ -336,8 +341,10 @@ def add_runs(
                 failed = _timeout(run)
             elif failed is None and not run.report_found:
                 failed = _runner_failed(run)
-            elif failed is None and run.crashed:
-                failed = _run_crashed(run)
+            elif run.crashed:
+                crashed.append(run)
+    if failed is None and any(run.side == "after" for run in crashed):
+        failed = _run_crashed(crashed[0])
     return failed
 
 

@@ -70,6 +70,9 @@ def instance_record(
         metadata["unlisted_tests"] = json.dumps(unlisted, sort_keys=True)
     if network:
         metadata["network"] = "allowed"
+    crash = crashed_before(runs)
+    if crash:
+        metadata["crashed_before"] = crash
     interruptions = sum(run.daemon_interruptions for run in runs)  # every run made, once
     if interruptions:
         metadata["daemon_interruptions"] = str(interruptions)
@@ -96,3 +99,9 @@ def instance_record(
         ),
         run_metadata=metadata,
     )
+
+
+def crashed_before(runs: Sequence[RunResult]) -> str:
+    """The crash of the first run before the fix that crashed part way, when every run after
+    it ran clean (:func:`validation.golden_runs.add_runs` kept the record): empty otherwise."""
+    return next((run.crashed for run in runs if run.side == "before" and run.crashed), "")

@@ -184,6 +184,33 @@ def test_a_run_that_crashes_after_some_tests_is_a_named_drop_not_a_grade(make_ca
 
 
 @pytest.mark.slow
+def test_a_crash_before_the_fix_with_clean_runs_after_it_is_the_failure_the_record_is_about(
+    make_case,
+):
+    """pytest-dev's kind of record: the unfixed code makes pytest itself crash while it reports
+    (INTERNALERROR) and the fix stops that. The crash before the fix is the failure the record
+    is about: kept, the test the crashed run never reached failing before and passing after
+    (as SWE-bench's and SWT-Bench's grading read it), the crash named in run_metadata."""
+    hook = (
+        "import pkg\n\n\n"
+        "def pytest_runtest_logfinish(nodeid, location):\n"
+        "    if pkg.add(1, 2) != 3:  # the bug under test crashes the reporting\n"
+        "        raise RuntimeError('report broke after ' + nodeid)\n"
+    )
+    crashing = {"tests/test_pkg.py": ADD_TEST, "tests/conftest.py": hook}
+    outcome = make_case(crashing, {"pkg/__init__.py": FIXED})
+    assert outcome.verdict.kept, outcome.verdict
+    instance = outcome.output
+    assert instance.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
+    assert instance.PASS_TO_PASS == ("tests/test_pkg.py::test_double",)
+    crash = instance.run_metadata["crashed_before"]
+    assert crash.startswith("pytest exited 3 (internal error): INTERNALERROR> ")
+    assert "RuntimeError: report broke after tests/test_pkg.py::test_double" in crash
+    before, after = runs_of(outcome)[:2]
+    assert before.crashed and not after.crashed
+
+
+@pytest.mark.slow
 def test_no_tests_collected(make_case):
     outcome = make_case({"tests/test_empty.py": "VALUE = 1\n"}, {"pkg/__init__.py": FIXED})
     assert outcome.verdict.reason is DropReason.NO_TESTS_COLLECTED
