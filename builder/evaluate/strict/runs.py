@@ -11,7 +11,6 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
 
 from builder.core.gitutil import file_reader
 from builder.core.pipeline import Outcome
@@ -19,6 +18,7 @@ from builder.core.records import Candidate, RunResult, TestStatus
 from builder.evaluate.records import EvalTask, MutantResult
 from builder.evaluate.scores import EVALUATION_ERROR as ERROR
 from builder.evaluate.scores import Transition
+from builder.evaluate.stage_view import EvaluateStage
 from builder.evaluate.strict import fuzzy_diff, mutation
 from builder.evaluate.strict.prediction_patch import PreparedPatch, prepare
 from builder.evaluate.strict.scripts import ScriptRunner
@@ -34,23 +34,6 @@ from validation.runs.generated import place_generated
 from validation.runs.patches import PatchError, runnable_test_files
 from validation.runs.runners import Runner, make_runner
 from validation.test_changes import generated, patch_changes
-
-
-class EvaluateStage(Protocol):
-    """What these runs use of the evaluation stage (``builder.evaluate.stage``)."""
-
-    name: str
-    settings: Any
-    work_dir: Path
-    repos: Any
-    backend: Any
-    environments: Any
-
-    def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec: ...
-
-    def _baseline(self, instance: Candidate) -> list[tuple[str, str, int]] | None: ...
-
-    def _result(self, record: EvalTask, *args: Any, **kwargs: Any) -> Outcome: ...
 
 
 def process(stage: EvaluateStage, record: EvalTask, key: str, logs: Path) -> Outcome:

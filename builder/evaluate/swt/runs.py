@@ -19,7 +19,7 @@ import re
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol
+from typing import Any
 
 from builder.core.errors import SwtError
 from builder.core.gitutil import file_reader, git
@@ -28,6 +28,7 @@ from builder.core.records import RunResult
 from builder.core.store import ResultStore, result_key
 from builder.evaluate.records import EvalResult, EvalTask
 from builder.evaluate.scores import EVALUATION_ERROR, InstanceScore
+from builder.evaluate.stage_view import EvaluateStage
 from builder.evaluate.swt import commands as swt_commands
 from builder.evaluate.swt import grading as swt_grading
 from builder.evaluate.swt import metrics as swt_metrics
@@ -41,22 +42,6 @@ from validation.measured_run import measured_run
 from validation.runs.generated import place_generated
 from validation.runs.patches import PatchError
 from validation.runs.runners import Runner, make_runner
-
-
-class EvaluateStage(Protocol):
-    """What these runs use of the evaluation stage (``builder.evaluate.stage``)."""
-
-    name: str
-    settings: Any
-    work_dir: Path
-    repos: Any
-    backend: Any
-    environments: Any
-
-    def fingerprint(self) -> Any: ...
-
-    def _measurable(self, spec: Any) -> Any: ...
-
 
 SWT_BENCH, STRICT = "swt-bench", "strict"
 SEMANTICS = (SWT_BENCH, STRICT)
