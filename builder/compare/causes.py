@@ -266,6 +266,8 @@ def extra_cause(
         return [(REFERENCE_EMPTY, "FAIL_TO_PASS and PASS_TO_PASS of the reference are both empty")]
     if crashed or collection_abort or sympy_last or cut_collision:
         before_outcome = list_empty = not_passed = ""  # the list shape such an artifact shows
+    if list_empty:
+        not_passed = ""  # an empty reference list lists none of the file's tests there
     found = [
         (cause, evidence)
         for cause, evidence in (

@@ -643,11 +643,6 @@ def _option_value(args, flag):
     return args[1], args[2:]
 
 
-class _NotFound(Exception):
-    """A module ``-m`` cannot find (runpy's ``_Error``: an error inside its packages is not
-    one, and is raised as it is)."""
-
-
 def _find_module_first(args):
     """Find the module of ``-m MODULE`` before counting starts, as ``trace.py`` does
     (``runpy._get_module_details`` in its ``main``, before ``runctx`` sets its trace function):
@@ -674,9 +669,14 @@ def run(args):
     if head.startswith("-m"):
         module, rest = _option_value(args, "-m")
         _set_path0(os.getcwd() if sys.version_info >= (3, 7) else "")
+
+        class NotFound(Exception):
+            """A module ``-m`` cannot find (runpy's ``_Error``: an error raised inside its
+            packages is not one, and goes on as it is); it never leaves this process."""
+
         try:
-            module, spec, code = runpy._get_module_details(module, _NotFound)
-        except _NotFound as error:  # as runpy's _run_module_as_main reports it
+            module, spec, code = runpy._get_module_details(module, NotFound)
+        except NotFound as error:  # as runpy's _run_module_as_main reports it
             raise SystemExit(f"{sys.executable}: {error}") from None
         sys.argv = [spec.origin] + rest
         main = _fresh_main()
