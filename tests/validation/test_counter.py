@@ -366,7 +366,8 @@ def test_interpreter_options_take_effect(counted):
 
 SHOW = (
     "import sys, __main__\n"
-    "print(sys.argv, sys.path[0], __name__, getattr(__main__, '__file__', None),"
+    "print(sys.argv, sys.path[0], sys.path.count(sys.path[0]), __name__,"
+    " getattr(__main__, '__file__', None),"
     " __main__.__spec__ is None, sys.modules['__main__'] is __main__)\n"
 )
 
@@ -419,6 +420,10 @@ def test_the_packages_of_a_module_run_with_m_are_imported_before_counting(counte
     assert (mod[DEF_LOOP], mod[TWICE_BODY]) == (0, 1)
     done, counts = counted([python, "-m", "pkg.missing"])
     assert done.returncode == 1 and "No module named pkg.missing" in done.stderr
+    (repo / "broken").mkdir()
+    (repo / "broken" / "__init__.py").write_text("raise ValueError('broken package')\n")
+    done, counts = counted([python, "-m", "broken.run"])  # raised as Python raises it
+    assert done.returncode == 1 and "ValueError: broken package" in done.stderr, done.stderr
     done, counts = counted([python, "main.py"])
     assert done.returncode == 0, done.stderr
     assert counts.counts["pkg/mod.py"][DEF_LOOP] == 1

@@ -647,37 +647,40 @@ def _find_module_first(args):
     """Find the module of ``-m MODULE`` before counting starts, as ``trace.py`` does
     (``runpy._get_module_details`` in its ``main``, before ``runctx`` sets its trace function):
     importing its parent packages runs their modules' top-level lines uncounted (``-m pytest``
-    imports ``_pytest``'s modules). A module that cannot be found is left to :func:`run`, which
-    reports it as Python does."""
+    imports ``_pytest``'s modules). Returns what :func:`run` needs, found once: the module's
+    details, or the error to report once counting has started (a module that cannot be found
+    is reported as Python reports it; any other error is raised as it was)."""
     import runpy
 
     module, _ = _option_value(args, "-m")
     _set_path0(os.getcwd() if sys.version_info >= (3, 7) else "")
+
+    class NotFound(Exception):
+        """A module ``-m`` cannot find (runpy's ``_Error``: an error raised inside its
+        packages is not one, and goes on as it is); it never leaves this process."""
+
     try:
-        runpy._get_module_details(module)
-    except Exception:
-        pass
+        return runpy._get_module_details(module, NotFound)
+    except NotFound as error:  # as runpy's _run_module_as_main reports it
+        return SystemExit(f"{sys.executable}: {error}")
+    except Exception as error:
+        return error
 
 
-def run(args):
-    """Run ``python ARGS`` in this process (see the module's docstring)."""
+def run(args, module_found=None):
+    """Run ``python ARGS`` in this process (see the module's docstring); ``module_found`` is
+    what :func:`_find_module_first` found for ``-m``, when it was called before counting."""
     import runpy
 
     if not args:
         raise SystemExit("usage: _swt_counter.py REPORT TARGETS_JSON (-m mod | -c cmd | file) ...")
     head = args[0]
     if head.startswith("-m"):
-        module, rest = _option_value(args, "-m")
-        _set_path0(os.getcwd() if sys.version_info >= (3, 7) else "")
-
-        class NotFound(Exception):
-            """A module ``-m`` cannot find (runpy's ``_Error``: an error raised inside its
-            packages is not one, and goes on as it is); it never leaves this process."""
-
-        try:
-            module, spec, code = runpy._get_module_details(module, NotFound)
-        except NotFound as error:  # as runpy's _run_module_as_main reports it
-            raise SystemExit(f"{sys.executable}: {error}") from None
+        _, rest = _option_value(args, "-m")
+        found = _find_module_first(args) if module_found is None else module_found
+        if isinstance(found, BaseException):
+            raise found
+        _, spec, code = found
         sys.argv = [spec.origin] + rest
         main = _fresh_main()
         main.__dict__.update(__name__="__main__", __file__=spec.origin, __cached__=spec.cached,
@@ -763,14 +766,13 @@ def main(argv):
             sys.stderr.write(f"_swt_counter.py: no report written: {error!r}\n")
 
     follow_children([os.path.abspath(__file__), "--root", root, report_path, argv[1]])
-    if args[0].startswith("-m"):
-        _find_module_first(args)
+    module_found = _find_module_first(args) if args[0].startswith("-m") else None
     counter = make_counter(targets)
     if hasattr(os, "register_at_fork"):  # a forked child's counts are never written
         os.register_at_fork(after_in_child=counter.stop)
     atexit.register(finish)
     try:
-        run(args)
+        run(args, module_found)
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException:
