@@ -21,8 +21,11 @@ git (setuptools_scm, versioneer), the one that build would give the base commit
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import threading
 from pathlib import Path
 
+from builder.core.gitutil import git
 from validation.environments.runtime import RuntimeFiles
 from validation.environments.versioning import git_version, package_name, package_version
 
@@ -51,9 +54,33 @@ class Identity:
         return ["python", script, self.name, self.version, dest, *(command or [])]
 
 
+_MEMO: dict[tuple[str, str, str], Identity | None] = {}
+_MEMO_LOCK = threading.Lock()
+_MEMO_SIZE = 64
+
+
 def identity(mirror: Path, commit: str) -> Identity | None:
     """The base commit's declared name and its declared (else git-computed) version; None when
-    the name is not written literally or no version can be told."""
+    the name is not written literally or no version can be told.
+
+    Every checkout of a validation asks for the same commit's: found once per process for the
+    mirror's tags as they are now (a git-computed version depends on them; the rest is the
+    commit's own content), about a second each on a long history such as astropy's."""
+    tags = git("for-each-ref", "--format=%(objectname) %(refname)", "refs/tags", cwd=mirror,
+               check=False)  # fmt: skip
+    key = (str(mirror), commit, hashlib.sha256(tags.encode()).hexdigest())
+    with _MEMO_LOCK:
+        if key in _MEMO:
+            return _MEMO[key]
+    found = _identity(mirror, commit)
+    with _MEMO_LOCK:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = found
+    return found
+
+
+def _identity(mirror: Path, commit: str) -> Identity | None:
     name = package_name(mirror, commit)
     if not name:
         return None

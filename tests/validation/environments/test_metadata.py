@@ -39,6 +39,23 @@ def test_identity_needs_the_name_written_literally_and_a_version(git_repo):
     assert identity(git_repo.path, unnamed) is None
 
 
+def test_identity_is_found_once_per_commit_while_the_tags_stay(git_repo, monkeypatch):
+    """Every checkout of a validation asks for it: found once, and again when a tag comes (a
+    git-computed version counts from the nearest one)."""
+    git_repo.commit({"pyproject.toml": SCM_PYPROJECT})
+    git_repo.git("tag", "v1.0.0")
+    scm = git_repo.commit({"README": "x\n"})
+    calls = []
+    found = metadata._identity
+    monkeypatch.setattr(metadata, "_identity", lambda *a: calls.append(a) or found(*a))
+    first = identity(git_repo.path, scm)
+    assert first == identity(git_repo.path, scm) and first.version.startswith("1.0.1.dev1+g")
+    assert len(calls) == 1
+    git_repo.git("tag", "v1.1.0", scm)  # a nearer tag
+    assert identity(git_repo.path, scm) == Identity("fixture-pkg", "1.1.0")
+    assert len(calls) == 2
+
+
 @pytest.fixture(scope="module")
 def local(tmp_path_factory):
     work = tmp_path_factory.mktemp("metadata")

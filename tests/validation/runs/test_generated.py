@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,10 +18,12 @@ from validation.environments.environment import EnvironmentSpec
 from validation.environments.generated import INSTALLED_FILES, not_tracked_at
 from validation.environments.interpreters import Interpreters
 from validation.environments.runtime import OLDEST_PYTHON
+from validation.runs.backends.base import Session
 from validation.runs.backends.docker import DockerBackend
 from validation.runs.backends.local import LocalBackend
 from validation.runs.generated import new_files_patch, place_generated
 from validation.runs.patches import apply_patch
+from validation.runs.process import Completed
 
 HERE = f"{sys.version_info.major}.{sys.version_info.minor}"
 SETUP_PY = """\
@@ -41,7 +47,9 @@ setup(name="gen-fixture", version="1.0", packages=["gen"], cmdclass={"build_py":
 
 def test_a_new_files_patch_adds_the_exact_bytes(git_repo):
     git_repo.commit({"README": "x\n"})
-    files = {"pkg/_version.py": b"v = 1\n", "pkg/native.so": bytes(range(256)) * 40, "e": b""}
+    noise = random.Random(7).randbytes(5003)  # deflated, about its own size: many lines
+    files = {"pkg/_version.py": b"v = 1\n", "pkg/native.so": bytes(range(256)) * 40, "e": b"",
+             "pkg/noise.bin": noise}  # fmt: skip
     apply_patch(git_repo.path, new_files_patch(files), "generated files")
     assert {path: (git_repo.path / path).read_bytes() for path in files} == files
 
@@ -92,6 +100,14 @@ def _check(backend, environment, git_repo, base, tmp_path, environment_commit) -
         assert (tmp_path / "after.log").read_text().split()[-2:] == ["1.0", "False"]
         again = place_generated(session, git_repo.path / ".git", log, environment_commit)
         assert again == []  # all there now
+    # a second checkout of the commit in the environment gets the first one's listing
+    with backend.session(environment, git_repo.path / ".git", base, tmp_path / "run2") as session:
+        log = tmp_path / "generated-2.log"
+        placed = place_generated(session, git_repo.path / ".git", log, environment_commit)
+        assert placed == ["gen/_version.py", "gen/table.bin"]
+        assert "the listing of an earlier checkout of this commit" in log.read_text()
+        after = session.run(probe, tmp_path / "after-2.log", 60)
+        assert after.exit_code == 0, (tmp_path / "after-2.log").read_text()
 
 
 @pytest.mark.slow
@@ -125,3 +141,60 @@ def test_the_runtime_script_compiles_on_the_oldest_python(tmp_path):
     code = "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')"
     done = subprocess.run([python, "-c", code, str(script)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+class _Listed(Session):
+    """A session over a plain directory whose listing run is scripted: each run writes
+    ``report`` (when not None) and exits ``code``."""
+
+    def __init__(self, tree: Path, key: tuple[str, str, str], report: bytes | None, code: int):
+        self.tree, self.checkout_key, self.report, self.code = tree, key, report, code
+        self.runs = 0
+
+    def apply(self, patch, label, check_only=False):
+        apply_patch(self.tree, patch, label, check_only)
+
+    def run(self, command, log_path, timeout_s):
+        self.runs += 1
+        log_path.write_text("listed\n")
+        return Completed(self.code, False, 0.0)
+
+    def scratch_path(self, name):
+        return name
+
+    def read_scratch(self, name):
+        return self.report
+
+    def provide(self, files):
+        return "tools"
+
+
+def test_only_a_listing_that_completed_is_reused(git_repo, tmp_path):
+    base, environment_commit = _project(git_repo)
+    mirror = git_repo.path / ".git"
+    report = json.dumps(
+        [{"path": "gen/_version.py", "data": base64.b64encode(b"v = 2\n").decode()}]
+    )
+    key = ("an environment", str(mirror), base + "-unique-to-this-test")
+
+    def session(name, report, code):
+        tree = tmp_path / name
+        git_repo.git("worktree", "add", "-q", "--detach", str(tree), base)
+        return _Listed(tree, key, report, code)
+
+    failed = session("failed", report.encode(), 1)  # it wrote a report, then failed
+    assert place_generated(failed, mirror, tmp_path / "1.log", environment_commit) == [
+        "gen/_version.py"
+    ]  # placed in its own checkout, as before
+    listed = session("listed", report.encode(), 0)
+    assert place_generated(listed, mirror, tmp_path / "2.log", environment_commit) == [
+        "gen/_version.py"
+    ]
+    assert listed.runs == 1  # the failed listing was not reused
+    reused = session("reused", None, 1)  # it would find nothing: it is not asked
+    assert place_generated(reused, mirror, tmp_path / "3.log", environment_commit) == [
+        "gen/_version.py"
+    ]
+    assert reused.runs == 0 and (reused.tree / "gen" / "_version.py").read_bytes() == b"v = 2\n"
+    assert place_generated(reused, mirror, tmp_path / "4.log", environment_commit) == []
+    assert reused.runs == 1  # a second call lists the checkout as it is

@@ -42,6 +42,16 @@ class Session(abc.ABC):
     work_dir: Path | None = None
     """The builder's work dir, when the backend has one (a place of test ids: ``test_ids``)."""
 
+    checkout_key: tuple[str, str, str] | None = None
+    """(environment, mirror, commit) this session's checkout was opened from, set by the
+    backend: two sessions of one key start from the same files in the same environment, so
+    what one found of the environment's generated files holds for the other
+    (``validation.runs.generated``); None: nothing is shared."""
+
+    generated_listed: bool = False
+    """True once this session's checkout had its generated files placed (a later call lists
+    the checkout as it is then)."""
+
     def id_places(self) -> list[tuple[str, str]]:
         """The paths of this session's runs that a test id may hold, with their placeholders
         (``validation.runs.test_ids``), as commands see them; runs get those a process cannot

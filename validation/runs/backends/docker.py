@@ -263,6 +263,8 @@ class DockerBackend(Backend):
         self, environment: DockerEnvironment, mirror: Path, commit: str, run_dir: Path
     ) -> Iterator[DockerSession]:
         with worktree(mirror, commit, run_dir / "repo") as tree:
-            yield DockerSession(
+            session = DockerSession(
                 self.client, environment, tree, run_dir, self.settings, identity(mirror, commit)
             )
+            session.checkout_key = (environment.image_id, str(mirror), commit)
+            yield session

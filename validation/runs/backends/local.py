@@ -398,4 +398,5 @@ class LocalBackend(Backend):
                 identity(mirror, commit), self.bwrap,
             )  # fmt: skip
             session.work_dir = self.work_dir
+            session.checkout_key = (str(environment), str(mirror), commit)
             yield session
