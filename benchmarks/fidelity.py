@@ -27,12 +27,9 @@ same settings share their results through the store.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 from typing import Any, get_args
 
@@ -48,7 +45,7 @@ from builder.core.config import (
     load_config,
 )
 from builder.core.executor import Executor
-from builder.core.gitutil import git
+from builder.core.mirror_repair import repair
 from builder.core.pipeline import RejectedLog, StageStats, run_stage
 from builder.core.records import Candidate, Record, RunResult, Verdict, read_jsonl
 from builder.core.repos import RepoCache
@@ -83,92 +80,6 @@ def other_histories(repos_dir: Path) -> dict[str, str]:
         if mirror is not None:
             found[f"{owner}/{name}"] = str(mirror)
     return found
-
-
-def recover_blobs(git_dir: Path, wheels: Path) -> int:
-    """Write into ``git_dir`` every file of the wheels in ``wheels`` whose blob it lacks.
-
-    A package's published wheels often carry the large data files a fetched history lacks
-    (pvlib's SAM module library); identical bytes give the identical blob id.
-    """
-    listed = _original_git("rev-list", "--objects", "--all", "--missing=print", cwd=git_dir)
-    missing = {line[1:].strip() for line in listed.splitlines() if line.startswith("?")}
-    recovered = 0
-    for wheel in sorted(wheels.glob("*.whl")):
-        with zipfile.ZipFile(wheel) as archive:
-            for name in archive.namelist():
-                data = archive.read(name)
-                blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-                if blob in missing:
-                    subprocess.run(
-                        ["git", "hash-object", "-w", "--stdin"], input=data, cwd=git_dir,
-                        check=True, capture_output=True,
-                    )  # fmt: skip
-                    missing.discard(blob)
-                    recovered += 1
-    return recovered
-
-
-def repair_history(git_dir: Path, commits: set[str]) -> dict[str, list[str]]:
-    """Stub the blobs a fetched history lacks at ``commits`` so checkouts work; say which.
-
-    Histories brought by the tool library may list their largest files without their content.
-    A missing blob is replaced by an empty one in a replacement tree (``git replace``): commit
-    ids stay the same, the checkout succeeds, and the stubbed paths are reported (a test that
-    reads such a file fails, and the report says why). Only blobs are stubbed: a submodule's
-    gitlink (mode 160000) names a commit of another repository, never held here, and stays as
-    it is. The stubs of an earlier call are taken back first: a blob recovered since
-    (``--wheels``) is checked out as it is.
-    """
-    earlier = git("for-each-ref", "--format=%(refname:lstrip=2)", "refs/replace", cwd=git_dir)
-    for replaced in earlier.split():
-        git("replace", "-d", replaced, cwd=git_dir)
-    empty = git("hash-object", "-w", "--stdin", cwd=git_dir, input_text="").strip()
-    stubbed: dict[str, list[str]] = {}
-    for commit in sorted(commits):
-        missing = missing_blobs(git_dir, commit)
-        by_parent: dict[str, set[str]] = {}
-        for path in missing:
-            parent, _, name = path.rpartition("/")
-            by_parent.setdefault(parent, set()).add(name)
-        for parent, names in sorted(by_parent.items()):
-            tree = _original_git("rev-parse", f"{commit}:{parent}", cwd=git_dir).strip()
-            rows = []
-            for line in _original_git("ls-tree", "-z", tree, cwd=git_dir).split("\0"):
-                if line:
-                    meta, entry = line.split("\t", 1)
-                    mode, kind, sha = meta.split()
-                    stub = kind == "blob" and entry in names
-                    rows.append(f"{mode} {kind} {empty if stub else sha}\t{entry}\0")
-            fixed = git("mktree", "-z", "--missing", cwd=git_dir, input_text="".join(rows))
-            git("replace", "-f", tree, fixed.strip(), cwd=git_dir)
-        if missing:
-            stubbed[commit] = missing
-    return stubbed
-
-
-def missing_blobs(git_dir: Path, commit: str) -> list[str]:
-    """The paths of ``commit`` whose blob the history itself lacks (gitlinks left out)."""
-    listing = _original_git("ls-tree", "-r", "-z", commit, cwd=git_dir)
-    entries = [
-        (meta.split()[2], path)
-        for meta, path in (line.split("\t", 1) for line in listing.split("\0") if line)
-        if meta.split()[1] == "blob"
-    ]
-    if not entries:
-        return []
-    shas = "".join(sha + "\n" for sha, _ in entries)
-    checked = _original_git("cat-file", "--batch-check", cwd=git_dir, input_text=shas)
-    return [
-        path
-        for (_, path), row in zip(entries, checked.splitlines(), strict=True)
-        if row.endswith(" missing")
-    ]
-
-
-def _original_git(*args: str, cwd: Path, input_text: str | None = None) -> str:
-    """git with replacements ignored: what the fetched history itself holds."""
-    return git("--no-replace-objects", *args, cwd=cwd, input_text=input_text)
 
 
 class _Verdicts(RejectedLog):
@@ -219,6 +130,7 @@ def settings_for(
                 "resolve_as_of": args.resolve_as_of or own.resolve_as_of,
                 "python_choice": args.python_choice or own.python_choice,
                 "reference_environments": reference,
+                **_repair_settings(args),
             }
         )
     return ValidationConfig(
@@ -234,7 +146,16 @@ def settings_for(
         reference_environments=reference,
         packages=["pytest"],
         limits=LimitsConfig(),
+        **_repair_settings(args),
     )
+
+
+def _repair_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """A mirror's missing content: recovered from ``--wheels``, the rest stubbed and listed in
+    each record's ``run_metadata.stubbed_files`` (the histories the tool library brings lack
+    some large files; the measurement takes them as the benchmark found them)."""
+    wheels = getattr(args, "wheels", None)
+    return {"repair_from": [str(wheels)] if wheels else [], "stub_missing": True}
 
 
 def evaluate(
@@ -519,13 +440,14 @@ def main(argv: list[str] | None = None) -> int:
     for repo in measured:
         mine = [c for c in candidates if c.repo == repo]
         git_dir = cache.mirror(repo, mine[0].base_commit)
-        if args.wheels:
-            recovered = recover_blobs(git_dir, args.wheels)
-            print(f"{repo}: {recovered} missing blobs recovered from {args.wheels}")
         commits = {c.base_commit for c in mine} | {
             c.environment_setup_commit for c in mine if c.environment_setup_commit
         }
-        for commit, paths in repair_history(git_dir, commits).items():
+        found = repair(git_dir, commits, [args.wheels] if args.wheels else [], stub=True)
+        for commit, paths in found.recovered.items():
+            print(f"{repo}@{commit[:12]}: content missing, recovered from {args.wheels}: "
+                  f"{', '.join(paths)}")  # fmt: skip
+        for commit, paths in found.stubbed.items():
             print(f"{repo}@{commit[:12]}: content missing, stubbed: {', '.join(paths)}")
     modes = ("tuned", "dated") if args.mode == "both" else (args.mode,)
     recipes = [*(rebuild_recipes() if args.rebuild_recipes else []), *args.recipe]

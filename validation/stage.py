@@ -55,7 +55,7 @@ with clean runs after it is graded (the failure the record is about), not a drop
 
 _LOCATION_SETTINGS = {
     "backend", "spec_dirs", "spec_files", "bundled_specs", "bundled_spec_dir",
-    "python_search_paths", "limits", "env_dir", "reference_environments",
+    "python_search_paths", "limits", "env_dir", "reference_environments", "repair_from",
 }  # fmt: skip
 """``[validation]`` settings whose effect the stage fingerprint holds otherwise (see there)."""
 
@@ -94,7 +94,8 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         results: the backend's own fingerprint is here), spec files and dirs (each repository's
         spec is in its key, see ``EnvironmentResolver.spec_digest``), the interpreter search
         paths (the Python versions found are here), local limits (in the local backend's
-        fingerprint) and where environments live."""
+        fingerprint), where environments live, and where a mirror's missing content is
+        recovered from (the commit's own bytes; a ``content_missing`` drop never holds)."""
         settings = self.settings.model_dump(mode="json", exclude=_LOCATION_SETTINGS)
         fingerprint = {
             "validation": settings,
@@ -126,6 +127,8 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         failed: a change of the install steps that gives only some environments new keys (so
         that the others are not rebuilt) is not in the result key, and the records whose
         environment it changes are validated again. Every other stored result holds."""
+        if stored.verdict.reason is DropReason.CONTENT_MISSING:
+            return False  # the mirror or the repair folders may hold it now: checked again
         failed = stored.verdict.evidence.get("environment")
         if stored.verdict.reason is not DropReason.ENVIRONMENT_FAILED or failed is None:
             return True
@@ -216,12 +219,21 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             )
         with phases.phase("mirror"):
             mirror = self.repos.mirror(record.repo, record.base_commit)  # or RepoUnavailable
+            stubbed = self._repair(record, [record.base_commit])
+        if isinstance(stubbed, Outcome):
+            return stubbed
         try:
             with phases.phase("resolve"):
                 resolution = self.environments.resolve(record, mirror)
         except SpecError as error:
             return Outcome.drop(STAGE, DropReason.ENVIRONMENT_FAILED, error=str(error))
         spec = self._measurable(resolution.spec)
+        if spec.project_commit and spec.project_commit != record.base_commit:
+            with phases.phase("mirror"):  # the environment installs the project from it
+                more = self._repair(record, [spec.project_commit])
+            if isinstance(more, Outcome):
+                return more
+            stubbed = {**stubbed, **more}
         try:
             with phases.phase("build"):
                 environment = self.backend.prepare(spec)
@@ -243,6 +255,8 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         left_out = self.backend.left_out(environment)
         if left_out:  # optional additions that could not be installed beside the pinned stack
             added = {**added, "optional_left_out": json.dumps(list(left_out))}
+        if stubbed:  # empty in every checkout: a test reading one fails (stub_missing)
+            added = {**added, "stubbed_files": json.dumps(stubbed, sort_keys=True)}
         runner = make_runner(spec.runner, spec.test_command)
         network = self._network(record, resolution)
         job = Job(record, runner, test_files, logs, lines, spec.python, network, added,
@@ -281,6 +295,24 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
                 network=self._network(record, resolution),
             )  # fmt: skip
         return Outcome.keep(STAGE, instance, logs=str(logs), runs=str(logs / "runs.jsonl"))
+
+    def _repair(self, record: Candidate, commits: list[str]) -> dict[str, list[str]] | Outcome:
+        """The files of ``commits`` the mirror lacks, recovered from ``repair_from`` or, with
+        ``stub_missing``, stubbed (commit → stubbed paths); a ``content_missing`` drop naming
+        them otherwise (``builder.core.mirror_repair``)."""
+        sources = [Path(p) for p in self.settings.repair_from]
+        found = self.repos.repair(record.repo, commits, sources, self.settings.stub_missing)
+        if not found.complete:
+            missing = {commit: paths for commit, paths in found.missing.items()}
+            return Outcome.drop(
+                STAGE, DropReason.CONTENT_MISSING,
+                error="the repository's history lacks the content of files at the record's "
+                "commit; a folder of the project's wheels or sdists in [validation] repair_from "
+                "can give it, or stub_missing = true checks them out empty (listed)",
+                missing=json.dumps(missing, sort_keys=True),
+                recovered=json.dumps(found.recovered, sort_keys=True),
+            )  # fmt: skip
+        return found.stubbed
 
     def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec:
         return measurable(spec, self.settings.coverage)

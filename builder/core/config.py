@@ -156,6 +156,19 @@ class ValidationConfig(_Section):
         "index hosts (PyPI and the index settings' hosts; a Docker build installing system "
         'packages also the Debian mirror\'s) and these; ["*"]: any host',
     )
+    repair_from: list[str] = Field(
+        default_factory=list,
+        description="folders (or files) of wheels, sdists and other zip/tar archives: a file "
+        "whose content a mirror lacks at a record's commit is recovered from a member with the "
+        "same bytes (builder/core/mirror_repair.py); a record still lacking some is dropped "
+        "content_missing unless stub_missing",
+    )
+    stub_missing: bool = Field(
+        default=False,
+        description="check out a commit whose mirror lacks some files' content (after "
+        "repair_from) with those files empty, listed in the record's run_metadata "
+        "(stubbed_files) and the release card; false: drop it content_missing",
+    )
 
     @field_validator("resolve_as_of", mode="before")
     @classmethod

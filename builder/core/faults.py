@@ -42,6 +42,8 @@ DROP_CLASSES: Mapping[DropReason, DropClass] = {
     # validation
     DropReason.INFRA_ERROR: _F,
     DropReason.REPO_UNAVAILABLE: _F,  # stores made before infra_error hold it: recomputed
+    DropReason.CONTENT_MISSING: _V,  # the history as mirrored, not the machine; judged again
+    # by every build (``ValidateStage.holds``): a repair folder may give the content later
     DropReason.ENVIRONMENT_FAILED: _V,
     DropReason.TEST_PATCH_DOES_NOT_APPLY: _V,
     DropReason.GOLDEN_PATCH_DOES_NOT_APPLY: _V,

@@ -89,6 +89,7 @@ class DropReason(str, enum.Enum):
     # validation
     INFRA_ERROR = "infra_error"  # a fault of the machine: never stored (builder/core/faults.py)
     REPO_UNAVAILABLE = "repo_unavailable"
+    CONTENT_MISSING = "content_missing"  # the mirror lacks files' content (mirror_repair.py)
     ENVIRONMENT_FAILED = "environment_failed"
     TEST_PATCH_DOES_NOT_APPLY = "test_patch_does_not_apply"
     GOLDEN_PATCH_DOES_NOT_APPLY = "golden_patch_does_not_apply"

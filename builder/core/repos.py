@@ -11,12 +11,13 @@ import posixpath
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from builder.core.faults import InfrastructureError
 from builder.core.files import inside
 from builder.core.gitutil import GitError, git, git_env
+from builder.core.mirror_repair import Repair, repair
 
 
 class RepoUnavailable(InfrastructureError):
@@ -129,6 +130,16 @@ class RepoCache:
 
     def location(self, repo: str) -> str:
         return self.locations.get(repo, f"https://github.com/{repo}.git")
+
+    def repair(
+        self, repo: str, commits: Iterable[str], sources: Iterable[Path] = (), stub: bool = False
+    ) -> Repair:
+        """What the mirror of ``repo`` lacks at ``commits``, recovered from ``sources`` or
+        stubbed (``mirror_repair.repair``), under the mirror's lock: its replacements serve
+        every checkout of it."""
+        path = inside(self.root, repo.replace("/", "__") + ".git")
+        with file_lock(self.root / (path.name + ".lock")):
+            return repair(path, commits, sources, stub)
 
     def mirror(self, repo: str, commit: str) -> Path:
         """A bare mirror of ``repo`` that contains ``commit`` (fetching once if it lacks it)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -128,6 +129,28 @@ def _cutoff_table(cutoffs: Sequence[Cutoff], plan: SplitPlan) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _stubbed_section(instances: Sequence[Instance]) -> str:
+    """The files checked out empty because the repository's history lacked their content
+    (``[validation] stub_missing``), per instance; "" when there are none."""
+    rows = []
+    for instance in sorted(instances, key=lambda i: i.instance_id):
+        stubbed = json.loads(instance.run_metadata.get("stubbed_files", "{}"))
+        for commit, paths in sorted(stubbed.items()):
+            rows.append(
+                f"| `{instance.instance_id}` | `{commit[:12]}` | "
+                + ", ".join(f"`{path}`" for path in paths) + " |"
+            )  # fmt: skip
+    if not rows:
+        return ""
+    return (
+        "## Stubbed files\n\n"
+        "The repository's history as mirrored lacked these files' content, and no repair "
+        "folder held it: the validation checked them out empty (`stub_missing`). A test that "
+        "reads one fails; each instance's `run_metadata.stubbed_files` lists its own.\n\n"
+        "| instance | commit | files |\n|---|---|---|\n" + "\n".join(rows) + "\n\n"
+    )
+
+
 def render_card(
     *,
     name: str,
@@ -176,6 +199,7 @@ def render_card(
         "## Repositories\n\n"
         f"{_repo_table(instances, plan)}\n"
         f"![repositories]({figures['repos']})\n\n"
+        f"{_stubbed_section(instances)}"
         "## Versions\n\n"
         f"{VERSION_SCHEME}\n\n"
         "`CHANGELOG.md` lists the instance ids added and removed per split in every release; "

@@ -1,14 +1,13 @@
-"""benchmarks/fidelity.py: the history repair keeps a submodule's gitlink and stubs only missing
-blobs (several in one directory), on real git repositories; our runs' collection errors are
-read from runs.jsonl for compare's evidence; each rebuild recipe runs with its own settings
-beside the quick mode; and a run on the demo reports through compare."""
+"""benchmarks/fidelity.py: our runs' collection errors are read from runs.jsonl for compare's
+evidence; a history's missing content is recovered from --wheels, else stubbed and listed;
+each rebuild recipe runs with its own settings beside the quick mode; and a run on the demo
+reports through compare."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,104 +15,15 @@ import pytest
 
 from benchmarks.fidelity import (
     main,
-    missing_blobs,
     our_collection_errors,
     quick_settings,
     rebuild_recipes,
-    repair_history,
     run_label,
     runs,
     settings_for,
 )
 from builder.core.records import RunResult, write_jsonl
-from builder.core.repos import worktree
 from tests.support.demo_mirrors import demo_mirrors
-from tests.support.git import GitRepo
-
-HELPERS = "astropy_helpers"
-
-
-def _with_submodule(tmp_path: Path) -> tuple[GitRepo, str, str]:
-    """A repository whose tree has a gitlink (mode 160000) to a commit it does not hold, as
-    astropy's ``astropy_helpers`` was, and two data files in one directory."""
-    helpers = GitRepo(tmp_path / "helpers")
-    linked = helpers.commit({"setup_helpers.py": "x = 1\n"})
-    repo = GitRepo(tmp_path / "repo")
-    repo.write(
-        {
-            ".gitmodules": f'[submodule "{HELPERS}"]\n\tpath = {HELPERS}\n\turl = ../helpers\n',
-            "data/big.bin": "large content\n",
-            "data/huge.bin": "larger content\n",
-            "data/small.txt": "kept\n",
-            "pkg/__init__.py": "",
-        }
-    )
-    repo.git("add", "-A")
-    repo.git("update-index", "--add", "--cacheinfo", f"160000,{linked},{HELPERS}")
-    repo.git("commit", "-q", "-m", "with a submodule")
-    return repo, repo.git("rev-parse", "HEAD").strip(), linked
-
-
-def _mirror(repo: GitRepo, tmp_path: Path) -> Path:
-    """A mirror clone (its own copies of the loose objects), as fidelity's repo cache makes,
-    with the submodule's commits fetched into it as the repo cache fetches them."""
-    mirror = tmp_path / "mirror.git"
-    repo.git("clone", "-q", "--mirror", str(repo.path), str(mirror))
-    helpers = str(tmp_path / "helpers")
-    _git(mirror, "fetch", "-q", helpers, "+refs/heads/*:refs/swt-submodules/helpers/*")
-    return mirror
-
-
-def _drop_blob(mirror: Path, repo: GitRepo, path: str) -> None:
-    """Delete the loose object of ``path``'s blob: a history that lists a file without it."""
-    sha = repo.git("rev-parse", f"HEAD:{path}").strip()
-    (mirror / "objects" / sha[:2] / sha[2:]).unlink()
-
-
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def test_a_gitlink_is_not_a_missing_blob(tmp_path: Path) -> None:
-    repo, commit, _ = _with_submodule(tmp_path)
-    mirror = _mirror(repo, tmp_path)
-    assert missing_blobs(mirror, commit) == []
-    assert repair_history(mirror, {commit}) == {}
-    assert _git(mirror, "replace", "-l") == ""
-
-
-def test_missing_blobs_are_stubbed_and_the_gitlink_stays_a_commit(tmp_path: Path) -> None:
-    repo, commit, linked = _with_submodule(tmp_path)
-    mirror = _mirror(repo, tmp_path)
-    _drop_blob(mirror, repo, "data/big.bin")
-    _drop_blob(mirror, repo, "data/huge.bin")
-    stubbed = repair_history(mirror, {commit})
-    assert stubbed == {commit: ["data/big.bin", "data/huge.bin"]}
-    assert _git(mirror, "ls-tree", commit, HELPERS).split() == [
-        "160000",
-        "commit",
-        linked,
-        HELPERS,
-    ]
-    assert _git(mirror, "rev-parse", "HEAD").strip() == commit  # commit ids unchanged
-    with worktree(mirror, commit, tmp_path / "checkout") as checkout:
-        assert (checkout / "data" / "big.bin").read_text() == ""
-        assert (checkout / "data" / "huge.bin").read_text() == ""
-        assert (checkout / "data" / "small.txt").read_text() == "kept\n"
-        assert (checkout / HELPERS / "setup_helpers.py").read_text() == "x = 1\n"
-    shutil.rmtree(tmp_path / "checkout", ignore_errors=True)
-    # blobs recovered since (as --wheels does) are checked out as they are: the stubs are gone
-    for content in (b"large content\n", b"larger content\n"):
-        subprocess.run(["git", "hash-object", "-w", "--stdin"], input=content, cwd=mirror,
-                       check=True, capture_output=True)  # fmt: skip
-    assert repair_history(mirror, {commit}) == {}
-    assert _git(mirror, "replace", "-l") == ""
-    with worktree(mirror, commit, tmp_path / "again") as checkout:
-        assert (checkout / "data" / "big.bin").read_text() == "large content\n"
-        assert (checkout / "data" / "huge.bin").read_text() == "larger content\n"
-    shutil.rmtree(tmp_path / "again", ignore_errors=True)
 
 
 def _run(side: str, suite: str, errors: tuple[str, ...]) -> RunResult:
@@ -243,3 +153,16 @@ def test_the_reference_mode_uses_the_reference_files_over_the_bundled_specs(tmp_
     assert own.reference_environments == str(tmp_path) and own.repetitions == 5
     assert settings_for("tuned", args, verified).reference_environments == ""
     assert run_label("reference", args, verified) == "reference+verified"
+
+
+def test_missing_content_is_recovered_from_the_wheels_and_else_stubbed_in_every_setting(
+    tmp_path,
+) -> None:
+    """The histories the tool library brings lack some large files: the measurement recovers
+    them from --wheels and stubs the rest (listed per record), in the quick mode and a
+    recipe's settings alike."""
+    verified = rebuild_recipes()[2]
+    for given in (_args(wheels=tmp_path), _args(wheels=None)):
+        for settings in (settings_for("tuned", given), settings_for("tuned", given, verified)):
+            assert settings.stub_missing
+            assert settings.repair_from == ([str(tmp_path)] if given.wheels else [])

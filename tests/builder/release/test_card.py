@@ -1,5 +1,6 @@
 """The dataset card and the exported configs: Hub YAML, tables, figures, one schema, loadable."""
 
+import json
 import re
 
 import datasets
@@ -80,6 +81,22 @@ def test_the_funnel_counts_records_without_a_verdict_apart(tmp_path):
         "Not judged, a fault of the build machine (`infra_error`, tried again by the next "
         "build): validate 2 (killed 1, sandbox 1)." in card
     )
+
+
+def test_stubbed_files_are_listed_per_instance(tmp_path, release):
+    """A file checked out empty because the history lacked its content (``stub_missing``) is
+    named in the card with its instance and commit; a card with none has no such section."""
+    assert "## Stubbed files" not in (release / "README.md").read_text()
+    stubbed = {"b" * 40: ["data/cat.fits", "data/dog.fits"]}
+    instances = [
+        make_instance(1, run_metadata={"stubbed_files": json.dumps(stubbed)}),
+        make_instance(2, created_at="2024-02-20T00:00:00Z"),
+    ]
+    config, _ = make_release(tmp_path / "dist", instances)
+    card = (config.dataset_dir / "README.md").read_text()
+    assert "## Stubbed files" in card
+    assert "| `owner__repo-1` | `bbbbbbbbbbbb` | `data/cat.fits`, `data/dog.fits` |" in card
+    assert "owner__repo-2` |" not in card.split("## Stubbed files")[1].split("##")[0]
 
 
 def test_a_funnel_without_faults_has_no_line_for_them(release):
