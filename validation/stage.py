@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from builder.core.config import DockerConfig, ValidationConfig
@@ -255,6 +255,9 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         left_out = self.backend.left_out(environment)
         if left_out:  # optional additions that could not be installed beside the pinned stack
             added = {**added, "optional_left_out": json.dumps(list(left_out))}
+        stand_ins = index_stand_ins(resolution, spec, left_out)
+        if stand_ins:  # the index's release of a name the project installs from a URL
+            added = {**added, "index_stand_ins": json.dumps(stand_ins, sort_keys=True)}
         if stubbed:  # empty in every checkout: a test reading one fails (stub_missing)
             added = {**added, "stubbed_files": json.dumps(stubbed, sort_keys=True)}
         runner = make_runner(spec.runner, spec.test_command)
@@ -307,8 +310,9 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             return Outcome.drop(
                 STAGE, DropReason.CONTENT_MISSING,
                 error="the repository's history lacks the content of files at the record's "
-                "commit; a folder of the project's wheels or sdists in [validation] repair_from "
-                "can give it, or stub_missing = true checks them out empty (listed)",
+                "base commit or the environment commit its environment installs (named in "
+                "missing); a folder of the project's wheels or sdists in [validation] "
+                "repair_from can give it, or stub_missing = true checks them out empty (listed)",
                 missing=json.dumps(missing, sort_keys=True),
                 recovered=json.dumps(found.recovered, sort_keys=True),
             )  # fmt: skip
@@ -361,3 +365,26 @@ def _patched_files(record: Candidate) -> str:
     prefix = "+++ b/"
     lines = record.test_patch.splitlines()
     return ", ".join(line[len(prefix) :] for line in lines if line.startswith(prefix))
+
+
+def index_stand_ins(
+    resolution: Resolution, spec: EnvironmentSpec, left_out: tuple[str, ...]
+) -> dict[str, str]:
+    """name → URL of each package the project installs from a URL whose index release the
+    environment installed in its place (an optional package of the spec the build did not
+    leave out): runs and builds reach no other host, and that release's content can differ
+    from what the URL gives (pydicom's test data)."""
+    installed = {_requirement_name(text) for text in spec.optional_packages}
+    dropped = {_requirement_name(text) for text in left_out}
+    return {
+        name: url
+        for name, url in resolution.url_packages
+        if _requirement_name(name) in installed - dropped
+    }
+
+
+def _requirement_name(text: str) -> str:
+    try:
+        return canonicalize_name(Requirement(text).name)
+    except InvalidRequirement:
+        return text

@@ -326,9 +326,10 @@ def infer_spec(
             steps_only.pop(name)
     if steps_only:
         found.append(f"optional, only CI steps install them: {', '.join(steps_only)}")
+    urls = {**ci.from_urls, **requirements.from_urls}
     from_urls = [
         name
-        for name in {**ci.from_urls, **requirements.from_urls}
+        for name in urls
         if name not in kept
         and name not in steps_only
         and name != canonicalize_name(own)
@@ -357,6 +358,7 @@ def infer_spec(
             install="project" if installable else "none",
             pins_override=False,  # the project's own pins: requirements, also once reviewed
             **({"optional_packages": optional} if optional else {}),
+            **({"url_packages": {name: urls[name] for name in from_urls}} if from_urls else {}),
             **({"test_command": list(launcher)} if launcher else {}),
         ),
         environments=[Entry()],

@@ -98,6 +98,8 @@ class Resolution:
     # optional plugins added for the fixtures the touched tests use, with the files using them
     fixture_plugins: tuple[tuple[str, tuple[str, ...]], ...] = ()
     reference: ReferenceEnvironment | None = None  # the reference's own environment, if used
+    # packages the project installs from a URL, for which the index's release stands in
+    url_packages: tuple[tuple[str, str], ...] = ()
 
     def metadata(self) -> dict[str, str]:
         """What the instance's run_metadata records about its environment."""
@@ -252,6 +254,7 @@ def resolve(
         spec_source=spec_source,
         python_source=python_source,
         relaxed_pins=relaxed,
+        url_packages=tuple(sorted(settings.url_packages.items())),
     )
 
 

@@ -58,6 +58,13 @@ class Settings(_Model):
         "can be (constrained by it), left out and named otherwise (never failing the "
         "environment); an inferred spec's: what its CI installs from a VCS URL, by name",
     )
+    url_packages: dict[str, str] = Field(
+        default_factory=dict,
+        description="packages the project's CI or a requirement file installs from a URL (a "
+        "VCS URL, NAME @ URL), name -> what it names: builds reach only the package index, so "
+        "the index's release of the name stands in (listed in optional_packages), and every "
+        "record's run_metadata.index_stand_ins names it; an inferred spec fills it",
+    )
     requirements: list[str] = Field(default_factory=list, description="files at the env commit")
     extras: list[str] = Field(default_factory=list, description="the project's extras to install")
     install: Literal["project", "none"] = Field(

@@ -5,6 +5,7 @@ from tests.support.records import candidate
 from validation.environments.ci_installs import CiInstalls, ci_installs, install_arguments, url_name
 from validation.environments.inference import infer_spec
 from validation.environments.resolution import EnvironmentResolver
+from validation.stage import index_stand_ins
 
 SETUP_PY = 'from setuptools import setup\nsetup(name="m", extras_require={"gui": ["tk-extra"]})\n'
 
@@ -252,6 +253,21 @@ def test_the_resolver_carries_them_into_the_environment_and_its_record(tmp_path,
     assert resolution.spec.describe()["optional_packages"] == names  # the environment's record
     written = (tmp_path / "inferred" / "acme__m.toml").read_text()
     assert 'optional_packages = [\n    "some-data",\n    "charpyls",\n    "numpy",\n]' in written
+    # what each stands in for, as the record's run_metadata.index_stand_ins will name it
+    assert resolution.url_packages == (
+        ("charpyls", "git+https://github.com/acme/CharPyLS"),
+        ("numpy", "git+https://github.com/acme/numpy@main"),
+        ("some-data", "git+https://github.com/acme/some-data"),
+    )
+    assert 'url_packages]\nsome-data = "git+https://github.com/acme/some-data"' in written
+    again = EnvironmentResolver(settings, tmp_path / "inferred", lambda: ["3.9"])  # loads back
+    reread = again.resolve(candidate(repo="acme/m", base_commit=commit), git_repo.path)
+    assert reread.url_packages == resolution.url_packages
+    installed = index_stand_ins(resolution, resolution.spec, left_out=("numpy>=1",))
+    assert installed == {  # the build left numpy out: no release of it stood in
+        "charpyls": "git+https://github.com/acme/CharPyLS",
+        "some-data": "git+https://github.com/acme/some-data",
+    }
 
 
 def test_a_requirement_file_s_url_lines_are_optional_packages_too(git_repo):
