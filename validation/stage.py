@@ -126,9 +126,21 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         """A stored ``environment_failed`` holds while the record's environment is the one that
         failed: a change of the install steps that gives only some environments new keys (so
         that the others are not rebuilt) is not in the result key, and the records whose
-        environment it changes are validated again. Every other stored result holds."""
+        environment it changes are validated again. A stored ``content_missing`` never holds
+        (the mirror or a repair folder may hold the content now), and a kept record with
+        stubbed files holds while the same files would be stubbed (where ``repair_from`` is, is
+        no part of the key: a folder that gives one of them since makes it validated again).
+        Every other stored result holds."""
         if stored.verdict.reason is DropReason.CONTENT_MISSING:
-            return False  # the mirror or the repair folders may hold it now: checked again
+            return False
+        metadata = getattr(stored.output, "run_metadata", None) or {}
+        if "stubbed_files" in metadata:
+            stubbed = json.loads(metadata["stubbed_files"])
+            try:
+                self.repos.mirror(record.repo, record.base_commit)
+                return self._repair(record, sorted(stubbed)) == stubbed
+            except (SwtError, GitError, OSError):
+                return False
         failed = stored.verdict.evidence.get("environment")
         if stored.verdict.reason is not DropReason.ENVIRONMENT_FAILED or failed is None:
             return True
@@ -306,14 +318,13 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         sources = [Path(p) for p in self.settings.repair_from]
         found = self.repos.repair(record.repo, commits, sources, self.settings.stub_missing)
         if not found.complete:
-            missing = {commit: paths for commit, paths in found.missing.items()}
             return Outcome.drop(
                 STAGE, DropReason.CONTENT_MISSING,
                 error="the repository's history lacks the content of files at the record's "
                 "base commit or the environment commit its environment installs (named in "
                 "missing); a folder of the project's wheels or sdists in [validation] "
                 "repair_from can give it, or stub_missing = true checks them out empty (listed)",
-                missing=json.dumps(missing, sort_keys=True),
+                missing=json.dumps(found.missing, sort_keys=True),
                 recovered=json.dumps(found.recovered, sort_keys=True),
             )  # fmt: skip
         return found.stubbed

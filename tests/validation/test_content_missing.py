@@ -1,7 +1,8 @@
 """A record whose repository history lacks a file's content at its commit: a named drop before
 any build, unless ``[validation] repair_from`` gives the bytes (the record is then validated as
 if nothing had been missing) or ``stub_missing`` checks the file out empty, listed in the
-record's ``run_metadata``; a stored ``content_missing`` never holds (validated again)."""
+record's ``run_metadata``; a stored ``content_missing`` never holds, nor a stubbed record once
+a repair folder gives its file (validated again)."""
 
 from __future__ import annotations
 
@@ -94,3 +95,11 @@ def test_stubbed_files_are_checked_out_empty_and_listed(tmp_path):
     assert instance.FAIL_TO_PASS == ("tests/test_pkg.py::test_add",)
     # the stub changes what a test reading it sees: listed, never silent
     assert "tests/test_pkg.py::test_table" not in instance.PASS_TO_PASS
+    assert stage.holds(candidate, outcome)  # the same file would be stubbed
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    with zipfile.ZipFile(wheels / "fixture-1.0-py3-none-any.whl", "w") as archive:
+        archive.writestr("fixture/data/table.bin", TABLE)
+    repaired = _stage(tmp_path, repo, candidate, stub_missing=True, repair_from=[str(wheels)])
+    assert repaired.key(candidate) == stage.key(candidate)  # where repairs come from: no key
+    assert not repaired.holds(candidate, outcome)  # the folder gives it now: validated again
