@@ -24,11 +24,12 @@ from builder.core.records import (
     Candidate,
     DropReason,
     Instance,
+    Problem,
     RunResult,
     Verdict,
     write_jsonl,
 )
-from builder.core.repos import RepoCache
+from builder.core.repos import ContentMissing, RepoCache
 from builder.core.store import result_key
 from validation import coverage, phases, test_file_facts
 from validation.coverage import credit
@@ -311,7 +312,22 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             )  # fmt: skip
         return Outcome.keep(STAGE, instance, logs=str(logs), runs=str(logs / "runs.jsonl"))
 
-    def _repair(self, record: Candidate, commits: list[str]) -> dict[str, list[str]] | Outcome:
+    def mirror_as_validated(self, record: Problem, environment_commit: str = "") -> Path:
+        """The mirror of a validated record (its evaluation, its export), repaired as its
+        validation repaired it (``[validation] repair_from``, ``stub_missing``), so a checkout
+        there is the validation's; ContentMissing when it lacks content these settings give
+        no way round."""
+        mirror = self.repos.mirror(record.repo, record.base_commit)
+        commits = [record.base_commit, *([environment_commit] if environment_commit else [])]
+        found = self._repair(record, commits)
+        if isinstance(found, Outcome):
+            raise ContentMissing(
+                f"{record.repo}: {found.verdict.evidence['error']}: "
+                f"{found.verdict.evidence['missing']}"
+            )
+        return mirror
+
+    def _repair(self, record: Problem, commits: list[str]) -> dict[str, list[str]] | Outcome:
         """The files of ``commits`` the mirror lacks, recovered from ``repair_from`` or, with
         ``stub_missing``, stubbed (commit → stubbed paths); a ``content_missing`` drop naming
         them otherwise (``builder.core.mirror_repair``)."""

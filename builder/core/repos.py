@@ -27,6 +27,13 @@ class RepoUnavailable(InfrastructureError):
     fault = "repository"
 
 
+class ContentMissing(RepoUnavailable):
+    """The mirror lacks the content of files at a commit, and the settings give no repair
+    (``mirror_repair``): its checkouts would fail."""
+
+    fault = "checkout"
+
+
 class CommitNotFound(RepoUnavailable):
     """The repository answered (its clone or fetch succeeded) and has no such commit: what its
     host says of the commit (a force-pushed PR head, say), not a fault of the way to it."""

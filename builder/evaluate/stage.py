@@ -128,6 +128,11 @@ class EvaluateStage(Stage):
     def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec:
         return measurable(spec, self.settings.coverage)
 
+    def mirror(self, instance: Candidate) -> Path:
+        """The instance's mirror, repaired as its validation repaired it (a fault when it
+        lacks content no setting gives: ``ValidateStage.mirror_as_validated``)."""
+        return self.validate.mirror_as_validated(instance, instance.environment_setup_commit)
+
     def _baseline(self, instance: Candidate) -> list[tuple[str, str, int]] | None:
         """The instance's executable patch lines — executed by its existing or golden tests on
         their side — measured once per instance by a one-run validation and kept in the store

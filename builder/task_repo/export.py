@@ -110,6 +110,15 @@ def _harness(
         mirror = repos.mirror(instance.repo, instance.base_commit)
     except RepoUnavailable as error:
         raise ExportError(f"{instance.instance_id}: {error}") from error
+    commits = {instance.base_commit, instance.environment_setup_commit} - {""}
+    found = repos.repair(  # as its validation repaired it: the same files in the image
+        instance.repo, commits, [Path(p) for p in settings.repair_from], settings.stub_missing
+    )
+    if not found.complete:
+        raise ExportError(
+            f"{instance.instance_id}: the history lacks the content of {found.missing} "
+            "([validation] repair_from or stub_missing, as the release was built)"
+        )
     spec = validated_spec(instance, resolver, mirror, config.validation.coverage)
     image = base_image_name(spec.python, config.docker)
     harness = harness_of(instance, spec, image, uv)

@@ -14,6 +14,7 @@ import pytest
 from builder.core.config import ValidationConfig
 from builder.core.pipeline import Outcome
 from builder.core.records import DropReason
+from builder.core.repos import ContentMissing, worktree
 from recipes.swe_bench import to_candidate
 from tests.support.git import GitRepo
 from tests.support.records import swe_record
@@ -103,3 +104,21 @@ def test_stubbed_files_are_checked_out_empty_and_listed(tmp_path):
     repaired = _stage(tmp_path, repo, candidate, stub_missing=True, repair_from=[str(wheels)])
     assert repaired.key(candidate) == stage.key(candidate)  # where repairs come from: no key
     assert not repaired.holds(candidate, outcome)  # the folder gives it now: validated again
+
+
+def test_a_validated_record_s_mirror_is_repaired_as_its_validation_repaired_it(tmp_path):
+    """Evaluation and export check out a validated record in their work dir: with the build's
+    settings the same files are stubbed there; without them, a fault naming the files."""
+    repo, candidate = _case(tmp_path, "again")
+    stubbing = ValidateStage(
+        ValidationConfig(backend="local", stub_missing=True), tmp_path / "elsewhere",
+        {candidate.repo: str(repo.path)},
+    )  # fmt: skip
+    mirror = stubbing.mirror_as_validated(candidate, candidate.environment_setup_commit)
+    with worktree(mirror, candidate.base_commit, tmp_path / "checkout") as checkout:
+        assert (checkout / "data" / "table.bin").read_bytes() == b""
+    plain = ValidateStage(
+        ValidationConfig(backend="local"), tmp_path / "plain", {candidate.repo: str(repo.path)}
+    )
+    with pytest.raises(ContentMissing, match="data/table.bin"):
+        plain.mirror_as_validated(candidate)

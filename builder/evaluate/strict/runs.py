@@ -39,7 +39,7 @@ from validation.test_changes import generated, patch_changes
 def process(stage: EvaluateStage, record: EvalTask, key: str, logs: Path) -> Outcome:
     """The prediction's score under ``strict`` (``key``: its result key; ``logs``: its logs)."""
     instance = record.instance
-    mirror = stage.repos.mirror(instance.repo, instance.base_commit)  # a fault: raises
+    mirror = stage.mirror(instance)  # a fault of the machine: raises
     read = file_reader(mirror, instance.base_commit)
     prepared = prepare(
         instance.test_patch if record.gold else record.patch,

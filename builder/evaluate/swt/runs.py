@@ -120,7 +120,7 @@ def process(stage: EvaluateStage, task: EvalTask, key: str, logs: Path) -> Outco
     """Score ``task`` under SWT-Bench's semantics: its ``report.json`` entry, the runs behind it,
     and whether its gold evaluation has executable lines (ΔCᵃˡˡ's denominator)."""
     instance = task.instance
-    mirror = stage.repos.mirror(instance.repo, instance.base_commit)  # a fault of the machine
+    mirror = stage.mirror(instance)  # a fault of the machine: raises
     read = file_reader(mirror, instance.base_commit)
     model_patch, extraction_log = _model_patch(task, mirror)
     (logs / "extraction.log").write_text(extraction_log, encoding="utf-8")
