@@ -101,6 +101,15 @@ def test_a_compiled_project_names_what_its_build_compiles_with_in_every_version(
         assert COMPILE <= set(spec.settings(version).system_packages), version
 
 
+def test_pylint_2_13_and_2_14_pin_the_astroid_of_swe_benchs_environments(library):
+    """The environment commit's requirements_test_min.txt pins astroid 2.11.6; SWE-bench's
+    environments had 2.11.7, the newest its own requirement allowed."""
+    spec = library.get("pylint-dev/pylint")
+    for version in ("2.13", "2.14"):
+        assert "astroid==2.11.7" in spec.settings(version).packages, version
+    assert not any(p.startswith("astroid") for p in spec.settings("2.15").packages)
+
+
 def test_django_and_sympy_run_as_swe_benchs_harness_ran_them(library):
     """SWE-bench: ``./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1`` and
     ``PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose``."""
