@@ -24,7 +24,12 @@ from validation.environments import (
     sandbox_user,
     services,
 )
-from validation.environments.environment import EnvironmentSpec, LocalEnvironments, left_out
+from validation.environments.environment import (
+    COMPLETE,
+    EnvironmentSpec,
+    LocalEnvironments,
+    left_out,
+)
 from validation.environments.interpreters import Interpreters
 from validation.environments.metadata import SHIM, Identity, identity
 from validation.environments.refusal import SandboxRefused, refused_run
@@ -398,5 +403,16 @@ class LocalBackend(Backend):
                 identity(mirror, commit), self.bwrap,
             )  # fmt: skip
             session.work_dir = self.work_dir
-            session.checkout_key = (str(environment), str(mirror), commit)
+            session.checkout_key = (_built(environment), str(mirror), commit)
             yield session
+
+
+def _built(environment: Path) -> str:
+    """The environment as built: its path and its completion marker's identity, so a venv
+    built again at the same path (after a failed or removed one) is another environment."""
+    marker = Path(environment).parent.parent / COMPLETE
+    try:
+        found = marker.stat()
+    except OSError:
+        return str(environment)
+    return f"{environment}@{found.st_ino}:{found.st_mtime_ns}"
