@@ -23,11 +23,12 @@ from validation.environments.runner_inference import own_runner, pytest_facts
 from validation.environments.specs import Entry, RepoSpec, Settings
 from validation.environments.versioning import package_name, show
 
-INFERENCE_VERSION = 9
+INFERENCE_VERSION = 10
 """Bump when inference reads repositories differently: validation results are recomputed.
 6: what CI installs from a VCS URL is an optional package, by name. 7: what a requirement
 file installs from a URL too. 8: what only CI steps install is optional. 9: a ``#`` inside
-quotes in a CI step is the argument's, not a comment."""
+quotes in a CI step is the argument's, not a comment. 10: the spec keeps each such URL
+(``url_packages``), and a record names the index's release that stood in for it."""
 
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 """Extras that carry test dependencies, in order of preference."""
