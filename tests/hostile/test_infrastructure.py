@@ -25,9 +25,12 @@ def _validated(tmp_path):
     return list((tmp_path / "work" / "store" / "validate").glob("*/*.json"))
 
 
-def test_a_missing_object_in_one_mirror_checkout_is_that_instance_infra_error(
+def test_a_blob_missing_from_one_mirror_commit_is_that_instance_s_named_drop(
     tmp_path, capsys, env_dir
 ):
+    """The history lists a file without its content: that instance is dropped
+    ``content_missing`` before any build, naming the path (the others are built), and is
+    validated again by the next build, which finds the mirror mended."""
     project = Project(tmp_path / "repo", repo=REPO)
     good = [project.candidate(case, project.diff(hostile_tests(""))) for case in ("a", "b")]
     other = project.git.commit({"data/blob.txt": "only in this commit\n"})
@@ -45,21 +48,46 @@ def test_a_missing_object_in_one_mirror_checkout_is_that_instance_infra_error(
     code, out, err = build_local(tmp_path, capsys, project, [*good, hit], env_dir)
     assert code == 0, err
     assert "dataset: 2 instances written" in out
-    assert "1 infra_error: checkout (not stored: tried again)" in out
+    assert "1 dropped: content_missing" in out and "infra_error" not in out
     rejected = _rows(tmp_path / "dist" / "swt-dataset" / "rejected" / "validate.jsonl")
     assert [(r["record"]["instance_id"], r["reason"]) for r in rejected] == [
-        ("hostile-c", "infra_error")
+        ("hostile-c", "content_missing")
     ]
-    assert rejected[0]["evidence"]["fault"] == "checkout"
-    assert f"unable to read sha1 file of data/blob.txt ({blob})" in rejected[0]["evidence"]["error"]
-    assert len(_validated(tmp_path)) == 2
+    assert json.loads(rejected[0]["evidence"]["missing"]) == {other: ["data/blob.txt"]}
 
     stored.parent.mkdir(exist_ok=True)
     shutil.copyfile(saved, stored)  # the mirror mended
     code, out, err = build_local(tmp_path, capsys, project, [*good, hit], env_dir)
     assert code == 0, err
     assert "validate: 2 of 3 reused from the store" in out
-    assert "dataset: 3 instances written" in out and "infra_error" not in out
+    assert "dataset: 3 instances written" in out and "content_missing" not in out
+
+
+def test_a_missing_tree_in_one_mirror_checkout_is_that_instance_infra_error(
+    tmp_path, capsys, env_dir
+):
+    """An object other than a file's content (a tree) missing from the mirror is a fault of the
+    mirror, which cannot be read at that commit: not stored, tried again."""
+    project = Project(tmp_path / "repo", repo=REPO)
+    good = [project.candidate(case, project.diff(hostile_tests(""))) for case in ("a", "b")]
+    other = project.git.commit({"data/deep/blob.txt": "only in this commit\n"})
+    hit = project.candidate("c", project.diff(hostile_tests("")))
+    hit = hit.model_copy(update={"base_commit": other})
+    tree = project.git.git("rev-parse", f"{other}:data/deep").strip()
+    mirror = RepoCache(tmp_path / "work" / "repos", {REPO: str(project.git.path)}).mirror(
+        REPO, other
+    )
+    (mirror / "objects" / tree[:2] / tree[2:]).unlink()
+
+    code, out, err = build_local(tmp_path, capsys, project, [*good, hit], env_dir)
+    assert code == 0, err
+    assert "dataset: 2 instances written" in out
+    assert "1 infra_error: repository (not stored: tried again)" in out  # it reads no tree
+    rejected = _rows(tmp_path / "dist" / "swt-dataset" / "rejected" / "validate.jsonl")
+    assert [(r["record"]["instance_id"], r["reason"]) for r in rejected] == [
+        ("hostile-c", "infra_error")
+    ]
+    assert len(_validated(tmp_path)) == 2
 
 
 def test_a_sandbox_that_cannot_start_is_no_stored_drop_and_stops_the_build(
