@@ -2,9 +2,9 @@
 
 A history can list a file without holding its bytes: a clone made with a size filter, an
 archive that left its largest files out (astropy's data files at some base commits, pvlib's SAM
-library). A checkout of such a commit fails with ``unable to read sha1 file``, which the builder
-reads as a fault of the machine and stops on. This module tells those records apart before any
-build (:func:`missing_content`), and repairs what it can:
+library). A checkout of such a commit fails with ``unable to read sha1 file``, which alone would
+read as a fault of the machine and stop the build. This module tells those records apart before
+any build (:func:`missing_content`), and repairs what it can:
 
 - **Recovered**: a package's published wheels and sdists (a folder the user names,
   ``[validation] repair_from``) often carry the files the history lacks; identical bytes give the
