@@ -25,22 +25,29 @@ def _validated(tmp_path):
     return list((tmp_path / "work" / "store" / "validate").glob("*/*.json"))
 
 
+def _third_lacks(tmp_path, path: str, lacking: str):
+    """(project, two good candidates, a third whose base commit adds ``path``, the mirror's
+    loose object of ``lacking`` at that commit)."""
+    project = Project(tmp_path / "repo", repo=REPO)
+    good = [project.candidate(case, project.diff(hostile_tests(""))) for case in ("a", "b")]
+    other = project.git.commit({path: "only in this commit\n"})
+    hit = project.candidate("c", project.diff(hostile_tests("")))
+    hit = hit.model_copy(update={"base_commit": other})
+    sha = project.git.git("rev-parse", f"{other}:{lacking}").strip()
+    mirror = RepoCache(tmp_path / "work" / "repos", {REPO: str(project.git.path)}).mirror(
+        REPO, other
+    )
+    return project, good, hit, mirror / "objects" / sha[:2] / sha[2:]
+
+
 def test_a_blob_missing_from_one_mirror_commit_is_that_instance_s_named_drop(
     tmp_path, capsys, env_dir
 ):
     """The history lists a file without its content: that instance is dropped
     ``content_missing`` before any build, naming the path (the others are built), and is
     validated again by the next build, which finds the mirror mended."""
-    project = Project(tmp_path / "repo", repo=REPO)
-    good = [project.candidate(case, project.diff(hostile_tests(""))) for case in ("a", "b")]
-    other = project.git.commit({"data/blob.txt": "only in this commit\n"})
-    hit = project.candidate("c", project.diff(hostile_tests("")))
-    hit = hit.model_copy(update={"base_commit": other})
-    blob = project.git.git("rev-parse", f"{other}:data/blob.txt").strip()
-    mirror = RepoCache(tmp_path / "work" / "repos", {REPO: str(project.git.path)}).mirror(
-        REPO, other
-    )
-    stored = mirror / "objects" / blob[:2] / blob[2:]
+    project, good, hit, stored = _third_lacks(tmp_path, "data/blob.txt", "data/blob.txt")
+    other = hit.base_commit
     saved = tmp_path / "blob-object"
     shutil.copyfile(stored, saved)
     stored.unlink()  # the mirror lacks one object of the third instance's base commit
@@ -68,16 +75,8 @@ def test_a_missing_tree_in_one_mirror_checkout_is_that_instance_infra_error(
 ):
     """An object other than a file's content (a tree) missing from the mirror is a fault of the
     mirror, which cannot be read at that commit: not stored, tried again."""
-    project = Project(tmp_path / "repo", repo=REPO)
-    good = [project.candidate(case, project.diff(hostile_tests(""))) for case in ("a", "b")]
-    other = project.git.commit({"data/deep/blob.txt": "only in this commit\n"})
-    hit = project.candidate("c", project.diff(hostile_tests("")))
-    hit = hit.model_copy(update={"base_commit": other})
-    tree = project.git.git("rev-parse", f"{other}:data/deep").strip()
-    mirror = RepoCache(tmp_path / "work" / "repos", {REPO: str(project.git.path)}).mirror(
-        REPO, other
-    )
-    (mirror / "objects" / tree[:2] / tree[2:]).unlink()
+    project, good, hit, stored = _third_lacks(tmp_path, "data/deep/blob.txt", "data/deep")
+    stored.unlink()
 
     code, out, err = build_local(tmp_path, capsys, project, [*good, hit], env_dir)
     assert code == 0, err
