@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from builder.core.config import DockerConfig, ValidationConfig
@@ -36,7 +36,12 @@ from validation.coverage import credit
 from validation.environments import metadata, test_imports
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
 from validation.environments.interpreters import PYTHON_RELEASES
-from validation.environments.resolution import INFERRED, EnvironmentResolver, Resolution
+from validation.environments.resolution import (
+    INFERRED,
+    EnvironmentResolver,
+    Resolution,
+    requirement_name,
+)
 from validation.environments.specs import Settings, SpecError
 from validation.golden_coverage import change_coverage
 from validation.golden_runs import GoldenRuns, read_file, with_runs
@@ -319,11 +324,12 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         no way round."""
         mirror = self.repos.mirror(record.repo, record.base_commit)
         commits = [record.base_commit, *([environment_commit] if environment_commit else [])]
-        found = self._repair(record, commits)
-        if isinstance(found, Outcome):
+        sources = [Path(p) for p in self.settings.repair_from]
+        found = self.repos.repair(record.repo, commits, sources, self.settings.stub_missing)
+        if not found.complete:
             raise ContentMissing(
-                f"{record.repo}: {found.verdict.evidence['error']}: "
-                f"{found.verdict.evidence['missing']}"
+                f"{record.repo}: the history lacks the content of {found.missing}; the "
+                "[validation] repair_from or stub_missing the release was built with repairs it"
             )
         return mirror
 
@@ -401,17 +407,10 @@ def index_stand_ins(
     environment installed in its place (an optional package of the spec the build did not
     leave out): runs and builds reach no other host, and that release's content can differ
     from what the URL gives (pydicom's test data)."""
-    installed = {_requirement_name(text) for text in spec.optional_packages}
-    dropped = {_requirement_name(text) for text in left_out}
+    installed = {requirement_name(text) for text in spec.optional_packages}
+    dropped = {requirement_name(text) for text in left_out}
     return {
         name: url
         for name, url in resolution.url_packages
-        if _requirement_name(name) in installed - dropped
+        if requirement_name(name) in installed - dropped
     }
-
-
-def _requirement_name(text: str) -> str:
-    try:
-        return canonicalize_name(Requirement(text).name)
-    except InvalidRequirement:
-        return text

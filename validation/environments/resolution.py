@@ -484,8 +484,8 @@ class EnvironmentResolver:
             source = "inferred"
         if not chosen:
             return resolution
-        named = {_name(package) for package in resolution.spec.packages}
-        wanted = [p for p in services.packages(chosen) if _name(p) not in named]
+        named = {requirement_name(package) for package in resolution.spec.packages}
+        wanted = [p for p in services.packages(chosen) if requirement_name(p) not in named]
         spec = dataclasses.replace(
             resolution.spec,
             packages=(*resolution.spec.packages, *wanted),
@@ -540,7 +540,7 @@ def _with_fixture_plugins(resolution: Resolution, record: Candidate, mirror: Pat
     files = services.patched_files(record.test_patch)
     found = services.fixture_plugins(mirror, record.base_commit, record.test_patch, files)
     spec = resolution.spec
-    named = {_name(package) for package in (*spec.packages, *spec.optional_packages)}
+    named = {requirement_name(package) for package in (*spec.packages, *spec.optional_packages)}
     wanted = tuple((plugin, where) for plugin, where in found.items() if plugin not in named)
     if not wanted:
         return resolution
@@ -602,7 +602,7 @@ def with_reference(resolution: Resolution, reference: ReferenceEnvironment) -> R
     it lacked changes their outcomes (pytest-httpbin's fixtures error without it, as in
     SWE-bench's requests-5414, whose lists leave those 156 tests out)."""
     pinned = {canonicalize_name(Requirement(pin).name) for pin in reference.pins}
-    kept = tuple(p for p in resolution.spec.packages if _name(p) not in pinned)
+    kept = tuple(p for p in resolution.spec.packages if requirement_name(p) not in pinned)
     spec = dataclasses.replace(
         resolution.spec,
         packages=(*reference.pins, *kept),
@@ -618,7 +618,8 @@ def with_reference(resolution: Resolution, reference: ReferenceEnvironment) -> R
     )
 
 
-def _name(requirement: str) -> str:
+def requirement_name(requirement: str) -> str:
+    """The normalized project name of ``requirement``, or the text itself when it is none."""
     try:
         return canonicalize_name(Requirement(requirement).name)
     except InvalidRequirement:
