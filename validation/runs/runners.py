@@ -13,6 +13,7 @@ from validation.runs.parsers import ParsedLog, dotted
 from validation.runs.parsers import django as django_parser
 from validation.runs.parsers import sympy as sympy_parser
 from validation.runs.parsers import unittest as unittest_parser
+from validation.runs.pytest_launcher import NATIVE_TRACEBACKS
 
 PYTEST_LAUNCHER = RuntimeFiles(
     "validation.runs",
@@ -135,8 +136,9 @@ class PytestRunner(Runner):
         is written by the project's own ``pytest_report_header`` hooks, which run before any
         test and may change what the tests see (astropy 4.0's header plugin turns deprecation
         warnings into errors for the rest of the session). The launcher leaves it out for a
-        pytest before 6.0, which lacks it."""
-        return [] if runtime is None else [NO_HEADER]
+        pytest before 6.0, which lacks it. And :data:`NATIVE_TRACEBACKS`, which the launcher
+        leaves out when the project is pytest itself."""
+        return [] if runtime is None else [NO_HEADER, NATIVE_TRACEBACKS]
 
     def options(self, report: str) -> list[str]:
         return [

@@ -3,6 +3,8 @@ a pytest run's own crash told from its exit code and log."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 
@@ -52,9 +54,12 @@ def test_pytest_starts_through_the_launcher_when_the_session_provides_it():
     files = ["tests/test_a.py"]
     launched = runner.command("python", files, "r.xml", ("-p", "plug"), runtime="/tools/abc")
     assert launched[:2] == ["python", "/tools/abc/_swt_pytest.py"]
-    assert launched[2:] == runner.options("r.xml") + ["--no-header", "-p", "plug", *files]
+    assert launched[2:] == runner.options("r.xml") + [
+        "--no-header", "--tb=native", "-p", "plug", *files,
+    ]  # fmt: skip
     plain = runner.command("python", files, "r.xml")
     assert plain[:3] == ["python", "-m", "pytest"] and "--no-header" not in plain  # pytest < 6
+    assert "--tb=native" not in plain
     own = make_runner("pytest", ["python", "-m", "pytest", "-x"])  # a spec's test_command wins
     given = own.command("python", files, "r.xml", runtime="/tools/abc")
     assert given[:4] == list(own.launcher) and "--no-header" not in given  # as the spec says
@@ -190,6 +195,60 @@ class TestGroup:
     @pytest.mark.xfail(reason="known")
     def test_method(self): pass
 """
+
+
+def test_the_runner_under_test_is_a_pytest_imported_from_the_checkout(tmp_path) -> None:
+    checkout = tmp_path / "checkout"
+    (checkout / "src" / "_pytest").mkdir(parents=True)
+    (tmp_path / "checkout-other").mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(checkout)
+    own = checkout / "src" / "pytest" / "__init__.py"
+    assert pytest_launcher.runner_under_test(str(own), str(checkout))
+    assert pytest_launcher.runner_under_test(str(own), str(link))  # the same place, named twice
+    assert not pytest_launcher.runner_under_test(pytest.__file__, str(checkout))
+    beside = tmp_path / "checkout-other" / "pytest.py"  # a sibling whose name starts alike
+    assert not pytest_launcher.runner_under_test(str(beside), str(checkout))
+
+
+FAILING_WITH_ARGUMENTS = {
+    "tests/test_f.py": "import pytest\n\n\nclass Costly:\n    def __repr__(self):\n"
+    "        return 'COSTLY-REPR'\n\n\n@pytest.fixture\ndef costly():\n    return Costly()\n\n\n"
+    "def test_fails(costly):\n    assert costly is None\n\n\n"
+    "@pytest.mark.xfail(reason='known')\ndef test_xfail(costly):\n"
+    "    raise ValueError(costly)\n\n\n"
+    "def test_passes():\n    pass\n",
+}
+F_STATUSES = {
+    "tests/test_f.py::test_fails": TestStatus.FAILED,
+    "tests/test_f.py::test_xfail": TestStatus.XFAIL,
+    "tests/test_f.py::test_passes": TestStatus.PASSED,
+}
+
+
+def test_the_launcher_asks_for_pythons_tracebacks_with_the_same_verdicts(tmp_path) -> None:
+    """pytest's own traceback shows each frame's arguments (their reprs) and source; through
+    the launcher the failure is written as Python writes it, and every verdict is as in the
+    plain run, where pytest's own format is used."""
+    runs = _run_both_ways(tmp_path, FAILING_WITH_ARGUMENTS)
+    (launched, launched_log), (plain, plain_log) = runs["launched"], runs["plain"]
+    assert launched == plain == F_STATUSES
+    assert "Traceback (most recent call last)" in launched_log
+    assert "costly = COSTLY-REPR" not in launched_log
+    assert "costly = COSTLY-REPR" in plain_log and "Traceback (most" not in plain_log
+
+
+def test_a_project_that_is_pytest_itself_keeps_pytests_own_tracebacks(tmp_path) -> None:
+    """When the pytest the launcher imports lives in the checkout (the pytest repository), its
+    traceback formatting is code under test: the launcher leaves the native style out."""
+    project = tmp_path / "project"
+    installed = os.path.dirname(os.path.dirname(pytest.__file__))
+    for package in ("_pytest", "pytest"):
+        shutil.copytree(os.path.join(installed, package), project / package)
+    runs = _run_both_ways(tmp_path, FAILING_WITH_ARGUMENTS)
+    (launched, launched_log) = runs["launched"]
+    assert launched == F_STATUSES
+    assert "costly = COSTLY-REPR" in launched_log and "Traceback (most" not in launched_log
 
 
 def _run_both_ways(tmp_path, project_files: dict[str, str]) -> dict:
