@@ -122,22 +122,18 @@ class GoldenRuns(ExistingTests):
 
         A first pair with no F→P candidate decides the drop: no repetition can make one, and
         nothing more runs. Otherwise each side, in its checkout and at the same time as the
-        other, repeats N-1 times the tests whose verdict decides (F→P, P→P and P→F in the
-        first pair: the instance's labels and its drops; tests F→F, skipped or xfail/xpass
-        there are left out where the runner can leave tests out, pytest's ``--deselect``, and
-        the whole files run otherwise), then runs the existing tests (:meth:`_existing_plan`)
-        with the test patch undone: a side does not wait for the other between the two.
-        Drops in order: a run that cannot be graded, the golden grade, the existing tests."""
+        other, runs the golden test files N-1 times more, whole, as the first pair ran them
+        (leaving out the tests whose verdict decides nothing changed what the others saw:
+        astropy-13033's first test to reach the leap-second check fails, and with the F→F one
+        that did left out, a P→P test became it), then runs the existing tests
+        (:meth:`_existing_plan`) with the test patch undone: a side does not wait for the other
+        between the two. Drops in order: a run that cannot be graded, the golden grade, the
+        existing tests."""
         with phases.phase("grading"):
             pair = grade(golden.before, golden.after)
             dropped = None if pair.fail_to_pass else grade_drop(pair, golden)
         if dropped is not None:  # none is kept without a fail-to-pass test
             return dropped
-        decisive = {*pair.fail_to_pass, *pair.pass_to_pass, *pair.pass_to_fail}
-        left_out = tuple(sorted(pair.tests - decisive))
-        extra = job.runner.deselect_options(leavable(left_out, decisive)) if left_out else []
-        if extra is None:  # this runner runs whole files: every test is repeated
-            extra, left_out = [], ()
         repetitions = list(range(1, self.settings.repetitions))
         touched, reused_ids, files = self._existing_plan(job, mirror, golden)
         deselected = tuple(sorted(reused_ids))
@@ -147,9 +143,7 @@ class GoldenRuns(ExistingTests):
         )
 
         def side_chain(side: str) -> tuple[list[Any], list[Any] | Outcome]:
-            repeated = self._runs(
-                job, sessions[side], job.files, "golden", side, repetitions, extra, left_out
-            )
+            repeated = self._runs(job, sessions[side], job.files, "golden", side, repetitions)
             if not files or any(r.timed_out or not r.report_found for r, _ in repeated):
                 return repeated, []
             with contextlib.ExitStack() as stack:
@@ -175,7 +169,8 @@ class GoldenRuns(ExistingTests):
             getattr(golden, side).extend(run for run, _ in chains[side][0])
         with phases.phase("grading"):
             graded = grade(golden.before, golden.after)
-            dropped = grade_drop(graded, golden)
+            decisive = {*pair.fail_to_pass, *pair.pass_to_pass, *pair.pass_to_fail}
+            dropped = grade_drop(graded, golden, decisive)
         if dropped is not None:
             return dropped
         for side in SIDES:
@@ -268,21 +263,29 @@ def leavable(left_out: Collection[str], running: Collection[str]) -> tuple[str, 
     return tuple(sorted(test for test in left_out if not starts_one(test)))
 
 
-def grade_drop(graded: Grade, golden: Runs) -> Outcome | None:
-    """FLAKY, PASS_TO_FAIL or NO_FAIL_TO_PASS with evidence; None when the grade keeps it."""
+def grade_drop(
+    graded: Grade, golden: Runs, decisive: Collection[str] | None = None
+) -> Outcome | None:
+    """FLAKY, PASS_TO_FAIL or NO_FAIL_TO_PASS with evidence; None when the grade keeps it.
+
+    ``decisive``: the tests F→P, P→P or P→F in the first pair, the only ones whose flakiness
+    drops the record (None: every test's). A test F→F, skipped or xfail/xpass there joins no
+    label whatever its later verdicts (as when the repetitions left it out); a change of its
+    verdict is listed as flaky in ``unlisted_tests``."""
     last = golden.after[-1].log_path
-    if graded.flaky:
+    flaky = [test for test in graded.flaky if decisive is None or test in decisive]
+    if flaky:
         verdicts = {
             test: {
                 side: sorted(v.value for v in side_verdicts(runs, test))
                 for side, runs in (("before", golden.before), ("after", golden.after))
             }
-            for test in graded.flaky
+            for test in flaky
         }
         return Outcome.drop(
             STAGE,
             DropReason.FLAKY,
-            tests=", ".join(graded.flaky),
+            tests=", ".join(flaky),
             verdicts=json.dumps(verdicts, sort_keys=True),
             runs_per_side=str(len(golden.before)),
             log=last,

@@ -53,10 +53,11 @@ from validation.runs.patches import PatchError, runnable_test_files, unsafe_patc
 from validation.runs.runners import PYTEST_LAUNCHER, make_runner
 from validation.test_import_env import WithTestImports
 
-GRADING_VERSION = 9
+GRADING_VERSION = 10
 """Bump when how runs are graded or measured changes: it is part of every result key (which
 lines count for the golden tests in golden ΔC: ``credit.VERSION``). 9: a crash before the fix
-with clean runs after it is graded (the failure the record is about), not a drop."""
+with clean runs after it is graded (the failure the record is about), not a drop. 10: the
+repetitions run the golden test files whole (leaving tests out changed others' verdicts)."""
 
 
 _LOCATION_SETTINGS = {
