@@ -17,8 +17,11 @@ without coverage (fidelity of the lists); ``--repetitions 3 --coverage`` is a fu
 label (e.g. ``tuned+3x+cov``). ``--rebuild-recipes`` (or ``--recipe FILE``, repeatable) adds,
 after each quick run, one run per SWT-Bench rebuild recipe (``recipes/swt-bench/*.toml``) with
 that recipe's own ``[validation]`` settings (its repetitions, coverage, timeouts), labelled by
-the recipe (``tuned+lite``): what a rebuild by that recipe keeps and drops. Recipes with the
-same settings share their results through the store.
+the recipe (``tuned+lite``): what a rebuild by that recipe keeps and drops, and every record
+whose decision or lists differ from the quick run's (``benchmarks/decisions.py``). Recipes with
+the same settings share their results through the store. Each run's decisions are written to
+``WORK_DIR/decisions-<label>.json``; ``--exclusions FILE`` (SWT-Bench's
+``dataset/filter_cases_verified.txt``) puts each run's decisions beside that list.
 
     .venv/bin/python -m benchmarks.fidelity --data /work/shared/data/swe-bench-dev-subset.jsonl \
         --repos-dir /work/.mirror --repo marshmallow-code/marshmallow --mode both
@@ -33,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, get_args
 
+from benchmarks import decisions as decided
 from builder.build import reference_line
 from builder.compare.inputs import Drop, Reference
 from builder.compare.run import Totals, compare
@@ -188,6 +192,20 @@ def evaluate(
         )
     }
     verdicts.write(args.work_dir / f"rejected-{label}", [stage.name])
+    decided.save(
+        args.work_dir / f"decisions-{label}.json",
+        {
+            **{
+                instance_id: decided.dropped(verdict.reason.value, verdict.evidence)
+                for instance_id, verdict in verdicts.by_id.items()
+                if verdict.reason is not None
+            },
+            **{
+                instance_id: decided.kept(instance.FAIL_TO_PASS, instance.PASS_TO_PASS)
+                for instance_id, instance in kept.items()
+            },
+        },
+    )
     if mode == "reference":
         print(reference_line(list(kept.values())))
     references = [
@@ -242,18 +260,20 @@ def machine_time(records: list[tuple[str, Path]], envs: Path) -> dict[str, dict]
     ``validation_s``, each record's (``records``: its repo and log folder) from the first file
     of its log folder to the last, the environment build before it excluded; and
     ``environments``/``environment_s``, the environments (under ``envs``) of the repository
-    built since the first of those validations began, each from its lock file to its build
-    log's last write (an environment an earlier run built is not counted again; one whose
+    built while those validations ran (from before the first began to the last's end: a later
+    run's in the same work dir, another setting's, is not theirs), each from its lock file to
+    its build log's last write (an environment an earlier run built is not counted again; one whose
     build failed has no record of its repository and is not counted). With ``--jobs N`` the
     clock time is about 1/N of the sum."""
     times: dict[str, dict] = {}
-    started = None
+    started = ended = None
     for repo, logs in records:
         stamps = [entry.stat().st_mtime for entry in logs.iterdir()] if logs.is_dir() else []
         mine = times.setdefault(repo, dict(_NO_TIME))
         if stamps:
             mine["validation_s"] += max(stamps) - min(stamps)
             started = min(stamps) if started is None else min(started, min(stamps))
+            ended = max(stamps) if ended is None else max(ended, max(stamps))
     for record in sorted(envs.glob(f"*/{COMPLETE}")) if started is not None else ():
         key = record.parent.name
         log, lock = envs / f"{key}.build.log", envs / f"{key}.lock"
@@ -262,7 +282,7 @@ def machine_time(records: list[tuple[str, Path]], envs: Path) -> dict[str, dict]
             built, begun = log.stat().st_mtime, lock.stat().st_mtime
         except (OSError, ValueError):
             continue
-        if repo in times and built >= started - _BUILD_SLACK_S:
+        if repo in times and started - _BUILD_SLACK_S <= built and begun <= ended:
             times[repo]["environments"] += 1
             times[repo]["environment_s"] += max(0.0, built - begun)
     return times
@@ -404,6 +424,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--wheels", type=Path, help="dir of the packages' wheels, to recover missing blobs"
     )
+    parser.add_argument(
+        "--exclusions",
+        type=Path,
+        help="an exclusion list (one id per line; SWT-Bench's filter_cases_verified.txt): "
+        "each run's decisions beside it",
+    )
     return parser
 
 
@@ -415,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--mode reference needs --reference-dir")
     if args.reference_dir is not None:
         args.reference_dir = args.reference_dir.resolve()
+    if args.exclusions is not None and not args.exclusions.is_file():
+        parser.error(f"--exclusions {args.exclusions}: no such file")
 
     candidates = [
         outcome.output
@@ -451,12 +479,25 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{repo}@{commit[:12]}: content missing, stubbed: {', '.join(paths)}")
     modes = ("tuned", "dated") if args.mode == "both" else (args.mode,)
     recipes = [*(rebuild_recipes() if args.rebuild_recipes else []), *args.recipe]
+    excluded = decided.read_exclusions(args.exclusions) if args.exclusions else None
+    quick_label = ""
     for mode, recipe in runs(modes, recipes):
         totals = evaluate(candidates, mode, args, repos, recipe)
         label = run_label(mode, args, recipe)
         print(f"\n{label}:" if recipe is None else f"\n{label} ({recipe}'s own settings):")
         print(render(totals, with_decisions=False), end="")
         print(f"details: {args.work_dir / f'fidelity-{label}.json'}")
+        decisions = decided.load(args.work_dir / f"decisions-{label}.json")
+        if recipe is None:
+            quick_label = label
+        else:  # beside the quick run of its mode, record by record
+            quick = decided.load(args.work_dir / f"decisions-{quick_label}.json")
+            found = decided.differences(quick, decisions)
+            print(decided.render_differences(found, quick_label, label), end="")
+        if excluded is not None:
+            beside = decided.against_exclusions(decisions, excluded)
+            print(f"{label} beside {args.exclusions}:")
+            print(decided.render_exclusions(beside, len(decisions)), end="")
     return 0
 
 

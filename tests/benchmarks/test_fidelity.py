@@ -63,8 +63,20 @@ def test_fidelity_reports_through_compare_on_the_demo(tmp_path: Path, capsys) ->
     work = tmp_path / "work"
     argv = ["--data", str(paths.records), "--repos-dir", str(repos), "--work-dir", str(work)]
     argv += ["--instance", "swt-demo__calc-7", "--instance", "swt-demo__calc-10"]
-    assert main([*argv, "--mode", "tuned", "--timeout", "60"]) == 0
+    exclusions = tmp_path / "filter_cases.txt"
+    exclusions.write_text("# excluded\nswt-demo__calc-10\nswt-demo__calc-99\n")
+    recipe = ["--recipe", "recipes/swt-bench/verified.toml", "--exclusions", str(exclusions)]
+    assert main([*argv, "--mode", "tuned", "--timeout", "60", *recipe]) == 0
     printed = capsys.readouterr().out
+    # each run beside the exclusion list, and the recipe's run beside the quick one
+    beside = "2 records: both keep 1, both leave out 1, only we drop 0, only the list excludes 0"
+    assert printed.count(beside) == 2
+    assert "same decision and lists (tuned, tuned+verified)" in printed
+    saved = json.loads((work / "decisions-tuned+verified.json").read_text())
+    assert saved["swt-demo__calc-10"]["outcome"] == "no_fail_to_pass"
+    assert (
+        saved["swt-demo__calc-7"]["outcome"] == "kept" and saved["swt-demo__calc-7"]["FAIL_TO_PASS"]
+    )
     row = next(line for line in printed.splitlines() if line.startswith("swt-demo/calc"))
     # records, kept, exact F→P, as defined, env. differences, exact P→P, Jaccards, unexplained
     assert row.split() == ["swt-demo/calc", "2", "1", "1", "1", "0", "1", "1.000", "1.000", "0"]
