@@ -220,8 +220,14 @@ def main(args):
     Outcomes.pytest_runtest_logreport = first(Outcomes.pytest_runtest_logreport, pytest)
     installed = version(pytest.__version__)
     arguments, ids = deselections(supported(args, installed))
-    if runner_under_test(pytest.__file__, os.getcwd()):
+    if NATIVE_TRACEBACKS in arguments and runner_under_test(pytest.__file__, os.getcwd()):
         arguments = [arg for arg in arguments if arg != NATIVE_TRACEBACKS]
+        where = os.path.dirname(os.path.abspath(pytest.__file__))
+        sys.stderr.write(
+            "swt: tracebacks in pytest's own format: the pytest that runs is the project's ("
+            + where
+            + ")\n"
+        )
     canonical = Canonical(test_ids.canonical, test_ids.process_places())
     plugins = [canonical, Outcomes(), *([Deselect(ids)] if ids else [])]
     return int(pytest.main(arguments, plugins=plugins))

@@ -249,6 +249,10 @@ def test_a_project_that_is_pytest_itself_keeps_pytests_own_tracebacks(tmp_path) 
     (launched, launched_log) = runs["launched"]
     assert launched == F_STATUSES
     assert "costly = COSTLY-REPR" in launched_log and "Traceback (most" not in launched_log
+    assert "swt: tracebacks in pytest's own format: the pytest that runs is the project's" in (
+        launched_log
+    )
+    assert "swt: tracebacks" not in runs["plain"][1]
 
 
 def _run_both_ways(tmp_path, project_files: dict[str, str]) -> dict:
@@ -269,7 +273,7 @@ def _run_both_ways(tmp_path, project_files: dict[str, str]) -> dict:
         done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=120)
         results = runner.results(report.read_bytes(), files)
         assert results is not None, done.stdout + done.stderr
-        runs[name] = (results[0], done.stdout)
+        runs[name] = (results[0], done.stdout + done.stderr)
     return runs
 
 
