@@ -129,6 +129,17 @@ def differences(first: Mapping[str, Decision], second: Mapping[str, Decision]) -
     return found
 
 
+def one_sided(first: Mapping[str, Decision], second: Mapping[str, Decision]) -> str:
+    """A line naming the records only one of two runs decided (empty when both decided the
+    same ones): the differences leave them out."""
+    sides = (
+        ("first", sorted(first.keys() - second.keys())),
+        ("second", sorted(second.keys() - first.keys())),
+    )
+    named = [f"{name}: {', '.join(ids)}" for name, ids in sides if ids]
+    return f"decided by one only (not compared): {'; '.join(named)}\n" if named else ""
+
+
 def _told(decision: Decision) -> str:
     if decision.kept:
         return f"kept ({len(decision.fail_to_pass)} F→P, {len(decision.pass_to_pass)} P→P)"
@@ -220,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(decided) == 2:
         names = [str(dist) for dist in args.dist]
         print(render_differences(differences(*decided), *names), end="")
+        print(one_sided(*decided), end="")
     if args.exclusions is not None:
         excluded = read_exclusions(args.exclusions)
         for dist, decisions in zip(args.dist, decided, strict=True):

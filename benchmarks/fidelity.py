@@ -494,6 +494,7 @@ def main(argv: list[str] | None = None) -> int:
             quick = decided.load(args.work_dir / f"decisions-{quick_label}.json")
             found = decided.differences(quick, decisions)
             print(decided.render_differences(found, quick_label, label), end="")
+            print(decided.one_sided(quick, decisions), end="")
         if excluded is not None:
             beside = decided.against_exclusions(decisions, excluded)
             print(f"{label} beside {args.exclusions}:")

@@ -49,6 +49,8 @@ def test_two_builds_differ_where_an_outcome_or_a_list_does(tmp_path: Path) -> No
     }
     found = decisions.differences(a, b)
     assert [d.instance_id for d in found] == ["r-2", "r-3"]  # r-5: decided by one only
+    assert decisions.one_sided(a, b) == "decided by one only (not compared): second: r-5\n"
+    assert decisions.one_sided(a, a) == ""
     assert found[0].lists == {"PASS_TO_PASS": {"first_only": ("t::c",), "second_only": ("t::d",)}}
     assert found[1].first == "kept (1 F→P, 0 P→P)"
     assert found[1].second == "flaky (fail_to_fail: t.py::test_x)"
