@@ -3,7 +3,9 @@ an exclusion list (SWT-Bench's ``dataset/filter_cases_verified.txt``).
 
 A record's decision is *kept* with its ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` lists, or *dropped*
 with its reason and evidence. Two settings (or two versions of the builder) agree on a record
-when both keep it with the same two lists, or both drop it for the same reason.
+when both keep it with the same two lists, or both drop it for the same reason. A fault of the
+machine (``infra_error``) is no decision: such a record is named as undecided and compared with
+nothing.
 
 SWT-Bench's exclusion list names the instances its gold validation did not resolve in all five
 runs, or whose runs had errors (``dataset/determine_filter.py`` in its repository): beside it, a
@@ -23,6 +25,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from builder.compare.inputs import read_exclusions, read_ours
+from builder.core.config import ConfigError
+from builder.core.faults import is_infrastructure
+from builder.core.records import DropReason
+
 KEPT = "kept"
 
 
@@ -39,6 +46,14 @@ class Decision:
     @property
     def kept(self) -> bool:
         return self.outcome == KEPT
+
+    @property
+    def decided(self) -> bool:
+        """Kept, or dropped for a verdict: not a fault of the machine."""
+        try:
+            return not is_infrastructure(DropReason(self.outcome))
+        except ValueError:  # kept, or a reason this version does not know: taken as given
+            return True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,19 +82,28 @@ def dropped(reason: str, evidence: Mapping[str, Any] | None = None) -> Decision:
 
 
 def from_dist(dist: Path, stages: Iterable[str] = ("validate",)) -> dict[str, Decision]:
-    """The decisions of a build's output dir: its ``instances.jsonl`` (kept) and
-    ``rejected/<stage>.jsonl`` of ``stages`` (dropped)."""
-    if not (dist / "instances.jsonl").is_file():
-        raise FileNotFoundError(f"{dist}: no instances.jsonl (not a build's output dir)")
+    """The decisions of a build's output dir: its ``instances.jsonl`` (kept, read as ``compare``
+    reads it) and ``rejected/<stage>.jsonl`` of ``stages`` (dropped, with the evidence that
+    ``compare``'s reader leaves out)."""
+    ours = read_ours(dist)
     decisions: dict[str, Decision] = {}
     for stage in stages:
         rejected = dist / "rejected" / f"{stage}.jsonl"
         for row in _rows(rejected) if rejected.is_file() else []:
             instance_id = str(row["record"]["instance_id"])
             decisions[instance_id] = dropped(row["reason"], row.get("evidence"))
-    for row in _rows(dist / "instances.jsonl"):
-        decisions[str(row["instance_id"])] = kept(row["FAIL_TO_PASS"], row["PASS_TO_PASS"])
+    for instance_id, instance in ours.items():
+        decisions[instance_id] = kept(instance.FAIL_TO_PASS, instance.PASS_TO_PASS)
     return decisions
+
+
+def undecided(decisions: Mapping[str, Decision]) -> list[str]:
+    """The records a fault of the machine left without a decision."""
+    return sorted(i for i, decision in decisions.items() if not decision.decided)
+
+
+def _decided(decisions: Mapping[str, Decision]) -> dict[str, Decision]:
+    return {i: decision for i, decision in decisions.items() if decision.decided}
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
@@ -109,6 +133,7 @@ class Difference:
 
 def differences(first: Mapping[str, Decision], second: Mapping[str, Decision]) -> list[Difference]:
     """The records decided in both whose decisions differ (another outcome, or other lists)."""
+    first, second = _decided(first), _decided(second)
     found = []
     for instance_id in sorted(first.keys() & second.keys()):
         a, b = first[instance_id], second[instance_id]
@@ -131,7 +156,8 @@ def differences(first: Mapping[str, Decision], second: Mapping[str, Decision]) -
 
 def one_sided(first: Mapping[str, Decision], second: Mapping[str, Decision]) -> str:
     """A line naming the records only one of two runs decided (empty when both decided the
-    same ones): the differences leave them out."""
+    same ones): the differences leave them out. A fault of the machine decides nothing."""
+    first, second = _decided(first), _decided(second)
     sides = (
         ("first", sorted(first.keys() - second.keys())),
         ("second", sorted(second.keys() - first.keys())),
@@ -147,17 +173,6 @@ def _told(decision: Decision) -> str:
     return decision.outcome + (f" ({shown})" if shown else "")
 
 
-def read_exclusions(path: Path) -> set[str]:
-    """The instance ids of an exclusion list: one per line, blank lines and ``#`` comments
-    left out."""
-    ids = set()
-    for line in path.read_text().splitlines():
-        text = line.split("#", 1)[0].strip()
-        if text:
-            ids.add(text)
-    return ids
-
-
 @dataclasses.dataclass(frozen=True)
 class AgainstExclusions:
     """One build's decisions beside an exclusion list, over the records the build decided."""
@@ -169,12 +184,16 @@ class AgainstExclusions:
     """Not named by the list, dropped here: id → our drop (with its evidence)."""
     only_they_exclude: tuple[str, ...]
     """Named by the list, kept here."""
+    undecided: tuple[str, ...] = ()
+    """Left without a decision here by a fault of the machine: compared with nothing."""
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
 def against_exclusions(decisions: Mapping[str, Decision], excluded: set[str]) -> AgainstExclusions:
+    faults = tuple(undecided(decisions))
+    decisions = _decided(decisions)
     ids = sorted(decisions)
     return AgainstExclusions(
         both_keep=tuple(i for i in ids if decisions[i].kept and i not in excluded),
@@ -185,6 +204,7 @@ def against_exclusions(decisions: Mapping[str, Decision], excluded: set[str]) ->
             i: _told(decisions[i]) for i in ids if not decisions[i].kept and i not in excluded
         },
         only_they_exclude=tuple(i for i in ids if decisions[i].kept and i in excluded),
+        undecided=faults,
     )
 
 
@@ -204,9 +224,15 @@ def render_differences(found: list[Difference], first: str, second: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_exclusions(result: AgainstExclusions, total: int) -> str:
+def render_exclusions(result: AgainstExclusions) -> str:
+    decided = (
+        len(result.both_keep)
+        + len(result.both_exclude)
+        + len(result.only_we_drop)
+        + len(result.only_they_exclude)
+    )
     lines = [
-        f"{total} records: both keep {len(result.both_keep)}, both leave out "
+        f"{decided} records decided: both keep {len(result.both_keep)}, both leave out "
         f"{len(result.both_exclude)}, only we drop {len(result.only_we_drop)}, only the list "
         f"excludes {len(result.only_they_exclude)}",
     ]
@@ -214,6 +240,11 @@ def render_exclusions(result: AgainstExclusions, total: int) -> str:
         lines.append(f"  dropped here, kept by the list: {instance_id}: {told}")
     for instance_id in result.only_they_exclude:
         lines.append(f"  excluded by the list, kept here: {instance_id}")
+    if result.undecided:
+        lines.append(
+            f"  undecided (a fault of the machine, compared with nothing): "
+            f"{', '.join(result.undecided)}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -226,19 +257,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give one build's output dir, or two to compare")
     try:
         decided = [from_dist(dist) for dist in args.dist]
-    except (OSError, ValueError, KeyError) as error:
+        excluded = read_exclusions([args.exclusions]) if args.exclusions is not None else None
+    except (OSError, ValueError, KeyError, ConfigError) as error:
         parser.error(str(error))
     if len(decided) == 2:
         names = [str(dist) for dist in args.dist]
         print(render_differences(differences(*decided), *names), end="")
         print(one_sided(*decided), end="")
-    if args.exclusions is not None:
-        excluded = read_exclusions(args.exclusions)
+    if excluded is not None:
         for dist, decisions in zip(args.dist, decided, strict=True):
             print(f"{dist} beside {args.exclusions}:")
-            print(
-                render_exclusions(against_exclusions(decisions, excluded), len(decisions)), end=""
-            )
+            print(render_exclusions(against_exclusions(decisions, excluded)), end="")
     return 0
 
 

@@ -479,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{repo}@{commit[:12]}: content missing, stubbed: {', '.join(paths)}")
     modes = ("tuned", "dated") if args.mode == "both" else (args.mode,)
     recipes = [*(rebuild_recipes() if args.rebuild_recipes else []), *args.recipe]
-    excluded = decided.read_exclusions(args.exclusions) if args.exclusions else None
+    excluded = decided.read_exclusions([args.exclusions]) if args.exclusions else None
     quick_label = ""
     for mode, recipe in runs(modes, recipes):
         totals = evaluate(candidates, mode, args, repos, recipe)
@@ -498,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         if excluded is not None:
             beside = decided.against_exclusions(decisions, excluded)
             print(f"{label} beside {args.exclusions}:")
-            print(decided.render_exclusions(beside, len(decisions)), end="")
+            print(decided.render_exclusions(beside), end="")
     return 0
 
 

@@ -3,25 +3,27 @@ exclusion list, read from the files a build writes."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from benchmarks import decisions
 from builder.core.pipeline import RejectedLog
-from builder.core.records import DropReason, Verdict
+from builder.core.records import DropReason, Verdict, write_jsonl
+from tests.support.instances import make_instance
 
 
 def _dist(path: Path, kept: dict[str, tuple[list[str], list[str]]], drops: dict[str, str]) -> Path:
-    """A build's output dir as the build writes it: kept rows in instances.jsonl, drops through
-    the pipeline's own RejectedLog."""
+    """A build's output dir as the build writes it: kept instances in instances.jsonl, drops
+    through the pipeline's own RejectedLog."""
     path.mkdir(parents=True)
-    rows = [
-        {"instance_id": i, "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p}
-        for i, (f2p, p2p) in kept.items()
-    ]
-    (path / "instances.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_jsonl(
+        path / "instances.jsonl",
+        [
+            make_instance(number, instance_id=i, FAIL_TO_PASS=tuple(f2p), PASS_TO_PASS=tuple(p2p))
+            for number, (i, (f2p, p2p)) in enumerate(kept.items(), start=1)
+        ],
+    )
     log = RejectedLog()
     for instance_id, reason in drops.items():
         verdict = Verdict(
@@ -68,18 +70,18 @@ def test_a_build_beside_an_exclusion_list_names_every_disagreement(tmp_path: Pat
         {"r-3": "no_fail_to_pass", "r-4": "flaky"},
     )
     listed = tmp_path / "filter_cases.txt"
-    listed.write_text("r-2\n# a comment\n\nr-3  # why\nr-9\n")
-    assert decisions.read_exclusions(listed) == {"r-2", "r-3", "r-9"}
+    listed.write_text("r-2\n# a comment\n\nr-3\nr-9\n")
+    assert decisions.read_exclusions([listed]) == {"r-2", "r-3", "r-9"}
     result = decisions.against_exclusions(
-        decisions.from_dist(dist), decisions.read_exclusions(listed)
+        decisions.from_dist(dist), decisions.read_exclusions([listed])
     )
     assert result.both_keep == ("r-1",)
     assert list(result.both_exclude) == ["r-3"]
     assert result.only_we_drop == {"r-4": "flaky (fail_to_fail: t.py::test_x)"}
     assert result.only_they_exclude == ("r-2",)
-    text = decisions.render_exclusions(result, 4)
+    text = decisions.render_exclusions(result)
     assert text.splitlines()[0] == (
-        "4 records: both keep 1, both leave out 1, only we drop 1, only the list excludes 1"
+        "4 records decided: both keep 1, both leave out 1, only we drop 1, only the list excludes 1"
     )
     assert "dropped here, kept by the list: r-4: flaky" in text
     assert "excluded by the list, kept here: r-2" in text
@@ -100,7 +102,28 @@ def test_the_command_compares_two_builds_and_refuses_what_is_not_one(tmp_path, c
     assert decisions.main([str(a), str(b), "--exclusions", str(listed)]) == 0
     printed = capsys.readouterr().out
     assert "| r-1 | kept (1 F→P, 0 P→P) | flaky (fail_to_fail: t.py::test_x) |" in printed
-    assert "1 records: both keep 0, both leave out 1" in printed
+    assert "1 records decided: both keep 0, both leave out 1" in printed
     with pytest.raises(SystemExit):
         decisions.main([str(tmp_path)])  # no instances.jsonl: a clear error, not a traceback
-    assert "not a build's output dir" in capsys.readouterr().err
+    assert "is not a dataset dir" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        decisions.main([str(a), "--exclusions", str(tmp_path / "absent.txt")])
+    assert "no such exclusion list" in capsys.readouterr().err
+
+
+def test_a_fault_of_the_machine_is_no_decision(tmp_path: Path) -> None:
+    """A record a fault left undecided (``infra_error``) is compared with nothing: not a
+    difference from a run that decided it, not a drop beside an exclusion list."""
+    quick = _dist(tmp_path / "q", {"r-1": (["t::a"], []), "r-2": (["t::a"], [])}, {})
+    recipe = _dist(tmp_path / "r", {"r-1": (["t::a"], [])}, {"r-2": "infra_error"})
+    a, b = decisions.from_dist(quick), decisions.from_dist(recipe)
+    assert not b["r-2"].decided and b["r-1"].decided and a["r-2"].decided
+    assert decisions.dropped("flaky").decided and decisions.dropped("not_a_reason").decided
+    assert decisions.undecided(b) == ["r-2"]
+    assert decisions.differences(a, b) == []
+    assert decisions.one_sided(a, b) == "decided by one only (not compared): first: r-2\n"
+    result = decisions.against_exclusions(b, set())
+    assert result.only_we_drop == {} and result.undecided == ("r-2",)
+    text = decisions.render_exclusions(result)
+    assert text.splitlines()[0].startswith("1 records decided: both keep 1, both leave out 0")
+    assert "undecided (a fault of the machine, compared with nothing): r-2" in text
