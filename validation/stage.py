@@ -34,7 +34,11 @@ from builder.core.store import result_key
 from validation import coverage, phases, test_file_facts
 from validation.coverage import credit
 from validation.environments import metadata, test_imports
-from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
+from validation.environments.environment import (
+    EnvironmentBuildError,
+    EnvironmentSpec,
+    resolution_date,
+)
 from validation.environments.interpreters import PYTHON_RELEASES
 from validation.environments.resolution import (
     INFERRED,
@@ -43,6 +47,7 @@ from validation.environments.resolution import (
     requirement_name,
 )
 from validation.environments.specs import Settings, SpecError
+from validation.environments.url_sources import Unreachable, UrlSource, UrlSources
 from validation.golden_coverage import change_coverage
 from validation.golden_runs import GoldenRuns, read_file, with_runs
 from validation.instance_record import instance_record
@@ -65,6 +70,10 @@ _LOCATION_SETTINGS = {
     "python_search_paths", "limits", "env_dir", "reference_environments", "repair_from",
 }  # fmt: skip
 """``[validation]`` settings whose effect the stage fingerprint holds otherwise (see there)."""
+_KEYED_WHEN_SET = ("url_packages", "url_schemes")
+"""``[validation]`` settings in the fingerprint only when not at their defaults: added after
+results were stored, whose keys their defaults keep (a package fetched from its URL is in its
+environment's key, and named in the record's ``run_metadata``)."""
 
 
 class ValidateStage(GoldenRuns, WithTestImports, Stage):
@@ -89,6 +98,7 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         self.environments = EnvironmentResolver(
             settings, self.work_dir / "specs-inferred", self._available_pythons
         )
+        self.url_sources = UrlSources(self.work_dir / "url-sources", settings.url_schemes)
 
     def _available_pythons(self) -> list[str]:
         """Python versions the backend can build (local: the interpreters found here)."""
@@ -104,6 +114,11 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         fingerprint), where environments live, and where a mirror's missing content is
         recovered from (the commit's own bytes; a ``content_missing`` drop never holds)."""
         settings = self.settings.model_dump(mode="json", exclude=_LOCATION_SETTINGS)
+        for name in _KEYED_WHEN_SET:  # at their defaults: the keys of before stay
+            if settings[name] == ValidationConfig.model_fields[name].get_default(
+                call_default_factory=True
+            ):
+                settings.pop(name)
         fingerprint = {
             "validation": settings,
             "pythons": self._available_pythons(),
@@ -247,6 +262,10 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         except SpecError as error:
             return Outcome.drop(STAGE, DropReason.ENVIRONMENT_FAILED, error=str(error))
         spec = self._measurable(resolution.spec)
+        with phases.phase("mirror"):
+            fetched, unreached = self._url_sources(record, resolution, spec)
+        if fetched:
+            spec = dataclasses.replace(spec, url_sources=tuple(fetched))
         if spec.project_commit and spec.project_commit != record.base_commit:
             with phases.phase("mirror"):  # the environment installs the project from it
                 more = self._repair(record, [spec.project_commit])
@@ -277,6 +296,11 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         stand_ins = index_stand_ins(resolution, spec, left_out)
         if stand_ins:  # the index's release of a name the project installs from a URL
             added = {**added, "index_stand_ins": json.dumps(stand_ins, sort_keys=True)}
+            reasons = {name: why for name, why in unreached.items() if name in stand_ins}
+            if reasons:
+                added = {**added, "url_unreached": json.dumps(reasons, sort_keys=True)}
+        if spec.url_sources:  # installed from the URL's tree at the commit of its date
+            added = {**added, "url_sources": json.dumps(url_sources_told(spec, left_out))}
         if stubbed:  # empty in every checkout: a test reading one fails (stub_missing)
             added = {**added, "stubbed_files": json.dumps(stubbed, sort_keys=True)}
         runner = make_runner(spec.runner, spec.test_command)
@@ -352,6 +376,26 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             )  # fmt: skip
         return found.stubbed
 
+    def _url_sources(
+        self, record: Candidate, resolution: Resolution, spec: EnvironmentSpec
+    ) -> tuple[list[UrlSource], dict[str, str]]:
+        """The packages the project installs from a URL whose index release would stand in
+        (:func:`index_stand_ins`), fetched from the URL at the environment's date
+        (``url_packages = "fetch"``), and why each of the others could not be (name → why)."""
+        wanted = index_stand_ins(resolution, spec, ())
+        if not wanted:
+            return [], {}
+        if self.settings.url_packages != "fetch":
+            return [], {name: "url_packages = index" for name in wanted}
+        date = resolution_date(spec) or record.created_at
+        fetched, unreached = [], {}
+        for name, word in sorted(wanted.items()):
+            try:
+                fetched.append(self.url_sources.source(name, word, date))
+            except Unreachable as error:
+                unreached[name] = str(error)
+        return fetched, unreached
+
     def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec:
         return measurable(spec, self.settings.coverage)
 
@@ -410,8 +454,20 @@ def index_stand_ins(
     from what the URL gives (pydicom's test data)."""
     installed = {requirement_name(text) for text in spec.optional_packages}
     dropped = {requirement_name(text) for text in left_out}
+    fetched = {requirement_name(source.name) for source in spec.url_sources}
     return {
         name: url
         for name, url in resolution.url_packages
-        if requirement_name(name) in installed - dropped
+        if requirement_name(name) in installed - dropped - fetched
     }
+
+
+def url_sources_told(spec: EnvironmentSpec, left_out: tuple[str, ...]) -> dict[str, str]:
+    """name → ``URL at COMMIT`` of each package installed from its URL's tree (said to be left
+    out when the build could not install it)."""
+    failed = {Path(text).name for text in left_out if "/" in text}
+    return {
+        source.name: source.described() + (" (left out: not installable)" if source.name in
+                                           failed else "")
+        for source in spec.url_sources
+    }  # fmt: skip

@@ -156,6 +156,18 @@ class ValidationConfig(_Section):
         "index hosts (PyPI and the index settings' hosts; a Docker build installing system "
         'packages also the Debian mirror\'s) and these; ["*"]: any host',
     )
+    url_packages: Literal["fetch", "index"] = Field(
+        default="fetch",
+        description="a package the project's CI installs from a git URL: fetch clones the URL "
+        "on this machine and installs its commit of the environment's date from that tree "
+        "(the index's release of the name stands in when the URL cannot be reached, named in "
+        "run_metadata.url_unreached); index: the index's release always stands in",
+    )
+    url_schemes: list[str] = Field(
+        default_factory=lambda: ["https"],
+        description="the URL schemes url_packages = fetch may clone (git's other transports "
+        "are refused: the URL comes from the repository's own files)",
+    )
     repair_from: list[str] = Field(
         default_factory=list,
         description="folders (or files) of wheels, sdists and other zip/tar archives: a file "

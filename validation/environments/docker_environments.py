@@ -36,6 +36,7 @@ from validation.environments.docker_engine import (
 from validation.environments.egg_info_tags import SETUP_CFG, without_tags
 from validation.environments.environment import (
     LEFT_OUT,
+    URL_SOURCES,
     EnvironmentBuildError,
     EnvironmentSpec,
     InstallStep,
@@ -45,6 +46,7 @@ from validation.environments.images import ENV_REPOSITORY, BaseImageError, ensur
 from validation.environments.index_proxy import ANY, IndexProxy, allowed_hosts, through_forwarder
 from validation.environments.interpreters import find_uv
 from validation.environments.sandbox import PROXY_DIR, PROXY_PORT, forwarded
+from validation.environments.url_sources import archive as url_archive
 
 ENV_SCHEMA = "2"
 """Bump when how an environment image is made changes: every environment image is rebuilt.
@@ -99,6 +101,7 @@ def environment_steps(spec: EnvironmentSpec) -> list[InstallStep]:
         project_dir=PROJECT_DIR if spec.project is not None else None,
         installer="uv",
         uv=_UV,
+        sources_dir=f"/swt/{URL_SOURCES}",
     )
 
 
@@ -354,6 +357,9 @@ class DockerEnvironments:
                 if spec.project is not None:
                     container.put_archive("/", project_archive(spec, log_path))
                     container.put_archive("/", vcs_refs(spec.project, log_path))
+                for source in spec.url_sources:  # fetched on this machine (url_sources)
+                    tree = url_archive(source, f"swt/{URL_SOURCES}/{source.name}")
+                    container.put_archive("/", tree)
                 with proxy if limited else contextlib.nullcontext():
                     run = run_to_end(container, log_path, self.settings.build_timeout_s)
                 with log_path.open("a") as log:

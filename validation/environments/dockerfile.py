@@ -15,8 +15,9 @@ from validation.environments.docker_environments import (
     install_lines,
     vcs_metadata,
 )
-from validation.environments.environment import EnvironmentSpec
+from validation.environments.environment import URL_SOURCES, EnvironmentSpec
 from validation.environments.generated import GENERATED_PLACER
+from validation.environments.url_sources import parse
 
 UV_DIR = "/swt/bin"
 BUILD_SCRIPT = "build.sh"
@@ -107,6 +108,7 @@ def build_script(spec: EnvironmentSpec, base_commit: str) -> str:
     ]
     if spec.project is not None:
         lines.append(vcs_metadata(WORKDIR, spec.project_commit))
+    lines += url_source_lines(spec)
     lines += install_lines(spec)
     lines += [
         "rm -rf /root/.cache",
@@ -123,6 +125,23 @@ def build_script(spec: EnvironmentSpec, base_commit: str) -> str:
         lines.append(f"{VENV}/bin/python {placer} {spec.project_commit}")
     lines += ["cd /", "rm -rf /swt", ""]
     return "\n".join(lines)
+
+
+def url_source_lines(spec: EnvironmentSpec) -> list[str]:
+    """The lines placing each of ``spec.url_sources`` where the install finds it
+    (``/swt/url-sources/NAME``): its remote cloned, the commit the builder fetched taken."""
+    lines = []
+    for source in spec.url_sources:
+        remote = parse(source.url).remote
+        clone = f"/swt/url-clones/{source.name}.git"
+        tree = f"{source.commit}:{source.subdirectory}" if source.subdirectory else source.commit
+        place = f"/swt/{URL_SOURCES}/{source.name}"
+        lines += [
+            f"git clone --quiet --bare {shlex.quote(remote)} {clone}",
+            f"mkdir -p {place}",
+            f"git --git-dir {clone} archive {shlex.quote(tree)} | tar -x -C {place}",
+        ]
+    return lines
 
 
 def _heredoc(command: str, text: str) -> list[str]:

@@ -30,6 +30,7 @@ from validation.environments import sandbox as sandboxes
 from validation.environments.egg_info_tags import SETUP_CFG, drop_tags
 from validation.environments.interpreters import PYTHON_RELEASES, Interpreters, find_uv
 from validation.environments.refusal import SandboxRefused, refused_run
+from validation.environments.url_sources import UrlSource, extract
 
 COMPLETE = "swt-environment.json"
 """Written last, atomically: an environment without it is unfinished and is rebuilt."""
@@ -233,6 +234,10 @@ class EnvironmentSpec:
     # the build): a spec's ``optional_packages`` (an inferred one's: what the project's CI
     # installs from a VCS URL, by name), a plugin the touched tests' fixtures need
     optional_packages: tuple[str, ...] = ()
+    # packages the project installs from a git URL, fetched at their commit of the
+    # environment's date (``url_sources``): installed from their trees in the optional step,
+    # in place of the index's release of the name
+    url_sources: tuple[UrlSource, ...] = ()
 
     def __post_init__(self) -> None:
         if self.install not in ("project", "none"):
@@ -255,10 +260,13 @@ class EnvironmentSpec:
             ("image_packages", ()),
             ("optional_packages", ()),
             ("free_build_tools", ()),
+            ("url_sources", ()),
         ):
             if material[field] == unset:  # unset: the keys of other environments stay as they were
                 material.pop(field)
         material["project"] = self.project is not None
+        if self.url_sources:  # what was fetched, not where its clone lives
+            material["url_sources"] = _url_sources(self)
         material["key_version"] = KEY_VERSION
         if self.optional:  # resolved after the pinned stack (the keys of others stay); 2: the
             material["optional_after_stack"] = 2  # pinned build tools override their bounds
@@ -297,9 +305,19 @@ class EnvironmentSpec:
         """A JSON-able description (what run metadata and the environment's marker record)."""
         material = dataclasses.asdict(self)
         material["project"] = str(self.project) if self.project else None
+        material["url_sources"] = _url_sources(self)
         material["env"] = dict(self.env)
         material["key"] = self.key()
         return material
+
+
+def _url_sources(spec: EnvironmentSpec) -> list[list[str]]:
+    return [[s.name, s.url, s.commit, s.subdirectory] for s in spec.url_sources]
+
+
+URL_SOURCES = "url-sources"
+"""Where a build finds the trees of ``url_sources``, under the build's own folder (the local
+backend's home, the Docker backend's ``/swt``): ``URL_SOURCES/NAME``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -369,6 +387,7 @@ def install_steps(
     project_dir: str | None,
     installer: str = "uv",
     uv: str = "uv",
+    sources_dir: str | None = None,
 ) -> list[InstallStep]:
     """The commands that build ``spec`` into ``venv`` (paths as the executing side sees them).
 
@@ -384,8 +403,12 @@ def install_steps(
     once the first has installed them with everything else. What is optional
     (``EnvironmentSpec.optional``) comes last, in a step that never fails
     (:func:`_optional_step`); with pip only the spec's ``optional_packages`` get it (the
-    optional additions stay in the stack's resolution, as pip has no overrides to escape).
+    optional additions stay in the stack's resolution, as pip has no overrides to escape). A
+    package of ``url_sources`` is installed there from its tree in ``sources_dir`` (``NAME``),
+    in place of its name.
     """
+    if spec.url_sources and sources_dir is None:
+        raise ValueError(f"{spec.label or 'spec'}: url_sources need a sources_dir")
     steps: list[InstallStep] = []
     image = (p for p in spec.image_packages if p not in spec.system_packages)
     system = (*spec.system_packages, *image)
@@ -449,6 +472,8 @@ def install_steps(
     # optional step with pip too: installed when they can be, else left out and named
     optional = spec.optional if installer == "uv" else _not_in(spec.optional, spec.packages)
     packages = tuple(p for p in spec.packages if p not in optional)
+    if spec.url_sources:
+        optional = _from_sources(optional, spec.url_sources, str(sources_dir))
     if legacy:  # built in the environment, its setup_requires (and setuptools' wheel) there
         builders = [*spec.setup_requires, *([] if "wheel" in _names(spec.packages) else ["wheel"])]
         wanted = (*seed, *builders, *packages, *targets)
@@ -514,6 +539,19 @@ def _optional_step(
     script = script.replace("FREEZE", freeze).replace("CONSTRAINTS", constraints)
     argv = ("sh", "-c", script, "optional", venv, uv, python, " ".join(optional), *pip)
     return InstallStep("optional packages", argv)
+
+
+def _from_sources(
+    optional: tuple[str, ...], sources: tuple[UrlSource, ...], sources_dir: str
+) -> tuple[str, ...]:
+    """``optional`` with each package of ``sources`` as the path of its tree (added when it is
+    not named there)."""
+    paths = {canonicalize_name(s.name): f"{sources_dir}/{s.name}" for s in sources}
+    chosen = []
+    for text in optional:
+        names = _names((text,))
+        chosen.append(next((paths.pop(name) for name in names if name in paths), text))
+    return (*chosen, *paths.values())
 
 
 def _not_in(optional: tuple[str, ...], packages: tuple[str, ...]) -> tuple[str, ...]:
@@ -738,6 +776,7 @@ class LocalEnvironments:
 
     def _run_steps(self, build: _Build, tree: Path | None, log: IO[str]) -> None:
         spec, directory = build.spec, build.directory
+        home = self.root / f"{spec.key()}.home"
         steps = install_steps(
             spec,
             base_python=build.base,
@@ -745,10 +784,13 @@ class LocalEnvironments:
             project_dir=str(tree) if tree else None,
             installer=build.installer,
             uv=build.uv or "uv",
+            sources_dir=str(home / URL_SOURCES),
         )
-        home = self.root / f"{spec.key()}.home"
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir(parents=True)
+        for source in spec.url_sources:  # in home: lent to the build, which may write in them
+            extract(source, home / URL_SOURCES / source.name)
+            log.write(f"# {source.name}: {source.described()} ({URL_SOURCES}/{source.name})\n")
         env = _build_env(spec, directory, home, self.root / ".uv-cache")
         deadline = time.monotonic() + self.timeout_s
         hosts = index_proxy.allowed_hosts(env, self.build_hosts)

@@ -24,6 +24,7 @@ from validation.environments.docker_environments import (
     vcs_refs,
 )
 from validation.environments.environment import EnvironmentBuildError, EnvironmentSpec
+from validation.environments.url_sources import UrlSource
 
 TOKENS = {"GITHUB_TOKEN": "ghp_buildcanary0123456789", "HF_TOKEN": "hf_buildcanary0123456789"}
 SETUP = (
@@ -257,3 +258,44 @@ def test_a_setuptools_scm_project_builds_with_the_version_of_its_tags(tmp_path):
     assert installed == written
     release, _, node = installed.partition("+g")
     assert release == "0.1.1.dev1" and len(node) >= 7 and base.startswith(node), installed
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(DOCKER[1].args[0])
+def test_a_package_fetched_from_its_url_is_built_from_its_tree_in_the_image(tmp_path):
+    """``url_sources``: the builder's clone of the URL gives the build container the tree of
+    the commit it chose (``/swt/url-sources/NAME``), which the optional step installs in place
+    of the index's release; no host but the index's is asked from inside."""
+    client = docker_support.engine()
+    docker_support.base_image()
+    repo = GitRepo(tmp_path / "data")
+    first = repo.commit(
+        {
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\n'
+            'build-backend = "setuptools.build_meta"\n[project]\nname = "swt-fixture-data"\n'
+            'version = "1.0"\n',
+            "swt_fixture_data/__init__.py": 'CONTENT = "fetched"\n',
+        }
+    )
+    repo.commit({"swt_fixture_data/__init__.py": 'CONTENT = "later"\n'})
+    source = UrlSource("swt-fixture-data", "git+https://h.invalid/data", first, repo.path / ".git")
+    marker = ("SWT_TEST_MARKER", str(tmp_path))
+    spec = EnvironmentSpec(
+        docker_support.PYTHON,
+        optional_packages=("swt-fixture-data",),
+        env=(marker,),
+        pins_override=False,
+        url_sources=(source,),
+    )
+    environment = DockerEnvironments(client, tmp_path / "work", DockerConfig()).get(spec)
+    try:
+        output = client.containers.run(
+            environment.image_id,
+            ["python", "-c", "import swt_fixture_data as d; print(d.CONTENT)"],
+            network_mode="none",
+            remove=True,
+        )
+        assert output.decode().strip() == "fetched"
+        assert environment.left_out == ()
+    finally:
+        client.images.remove(environment.image_id, force=True)
