@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
+import re
 import shutil
 import subprocess
 import tarfile
@@ -33,6 +34,7 @@ from builder.core.gitutil import git_env
 from builder.core.repos import file_lock
 
 DEFAULT_SCHEMES = ("https",)
+_REF = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/+-]*$")
 TIMEOUT_S = 300.0
 """The most one fetch (a clone or an update of the cache) may take."""
 
@@ -85,6 +87,8 @@ def parse(word: str) -> GitUrl:
         raise Unreachable(f"not a git URL: {word}")
     if ".." in subdirectory.split("/"):
         raise Unreachable(f"subdirectory leaves the repository: {word}")
+    if ref and not _REF.match(ref):  # never an option of git's (``@--upload-pack=…``)
+        raise Unreachable(f"not a ref git is asked for: {ref!r}")
     return GitUrl(remote, ref, subdirectory)
 
 

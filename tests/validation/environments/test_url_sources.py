@@ -117,6 +117,7 @@ def test_a_requirement_s_git_url_is_read_as_pip_reads_it():
         "hg+https://h.example/o/d",  # not git
         "plotter @ https://example.org/plotter-1.0.tar.gz",  # an archive
         "git+https://h.example/o/d#subdirectory=../../etc",
+        "git+https://h.example/o/d@--upload-pack=touch",  # an option, not a ref
     ):
         with pytest.raises(Unreachable):
             parse(word)
