@@ -73,6 +73,9 @@ def instance_record(
     crash = crashed_before(runs)
     if crash:
         metadata["crashed_before"] = crash
+    plain = next((run.plain_path for run in runs if run.plain_path), "")
+    if plain:  # a shortcut the project does not tolerate: its runs took the plain path
+        metadata["plain_path"] = plain
     interruptions = sum(run.daemon_interruptions for run in runs)  # every run made, once
     if interruptions:
         metadata["daemon_interruptions"] = str(interruptions)

@@ -149,7 +149,8 @@ def _result(
             _from_report(failure_messages, runner, report, files, reported), names, tests
         ),
         raw_ids={test: raw for test, raw in raws.items() if test in tests and raw != test},
-        crashed=runner.crash(completed.exit_code, _log_text(log_path)),
+        crashed=runner.crash(completed.exit_code, log_text := _log_text(log_path)),
+        plain_path=plain_path(log_text),
         daemon_interruptions=completed.interruptions,
     )
 
@@ -177,6 +178,21 @@ def _renamed(
 ) -> dict[str, str]:
     """``found`` keyed by the canonical ids (``names``) of the run's tests."""
     return {names[test]: text for test, text in found.items() if names[test] in tests}
+
+
+OWN_TRACEBACKS = "swt: tracebacks in pytest's own format"
+"""How the pytest launcher's line begins when it leaves ``--tb=native`` out, with why
+(``validation/runs/pytest_launcher.py``; written here, as the launcher's file is in every stored
+result's key, and a test holds the two the same)."""
+
+
+def plain_path(log: str) -> str:
+    """The shortcut a run's log says it did not take, with why (the launcher's line,
+    :data:`OWN_TRACEBACKS`); empty when it says none."""
+    for line in log.splitlines():
+        if line.startswith(OWN_TRACEBACKS):
+            return line.removeprefix("swt: ")[:300]
+    return ""
 
 
 def _log_text(path: Path) -> str:

@@ -254,6 +254,12 @@ class RunResult(Record):
         description="the runner's own crash part way through this run, with its evidence "
         "(pytest: exit code 3 and the last INTERNALERROR line); its results are cut short",
     )
+    plain_path: str = Field(
+        default="",
+        description="a shortcut of validation's that this run did not take because the project "
+        "does not tolerate it, with why (pytest's own traceback format where the pytest that "
+        "runs is the project's); empty: every shortcut was taken",
+    )
     daemon_interruptions: int = Field(
         default=0,
         ge=0,

@@ -7,6 +7,7 @@ subject (test_flaky.py and test_coverage.py exercise them).
 """
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -208,6 +209,32 @@ def test_a_crash_before_the_fix_with_clean_runs_after_it_is_the_failure_the_reco
     assert "RuntimeError: report broke after tests/test_pkg.py::test_double" in crash
     before, after = runs_of(outcome)[:2]
     assert before.crashed and not after.crashed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local"])
+def test_a_project_that_is_pytest_says_its_runs_kept_pytests_own_tracebacks(make_case):
+    """A shortcut the project does not tolerate is not taken, and the record says so: where the
+    pytest that runs is the checkout's own (the pytest repository), its traceback format is
+    code under test, and ``run_metadata.plain_path`` names the shortcut left out and why."""
+    installed = Path(pytest.__file__).parent.parent
+    vendored = {
+        str(path.relative_to(installed)): path.read_text()
+        for package in ("_pytest", "pytest")
+        for path in (installed / package).rglob("*.py")
+    }
+    base = {"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS, **vendored}
+    outcome = make_case(
+        {"tests/test_pkg.py": ADD_TEST},
+        {"pkg/__init__.py": FIXED},
+        base_files=base,
+        packages=("pytest", "pygments"),  # the vendored pytest's own needs
+    )
+    assert outcome.verdict.kept, outcome.verdict
+    assert outcome.output.run_metadata["plain_path"].startswith(
+        "tracebacks in pytest's own format: the pytest that runs is the project's ("
+    )
+    assert all(run.plain_path for run in runs_of(outcome))
 
 
 @pytest.mark.slow

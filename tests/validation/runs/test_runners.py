@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from builder.core.records import TestStatus
+from validation import measured_run
 from validation.environments.environment import EnvironmentSpec, LocalEnvironments
 from validation.environments.interpreters import Interpreters
 from validation.environments.specs import RUNNER_KINDS, Settings
@@ -253,6 +254,11 @@ def test_a_project_that_is_pytest_itself_keeps_pytests_own_tracebacks(tmp_path) 
         launched_log
     )
     assert "swt: tracebacks" not in runs["plain"][1]
+    # the run's result says which shortcut it did not take, and why (run_metadata.plain_path)
+    assert measured_run.plain_path(launched_log).startswith(
+        "tracebacks in pytest's own format: the pytest that runs is the project's ("
+    )
+    assert measured_run.plain_path(runs["plain"][1]) == ""
 
 
 def _run_both_ways(tmp_path, project_files: dict[str, str]) -> dict:
