@@ -151,11 +151,21 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         environment it changes are validated again. A stored ``content_missing`` never holds
         (the mirror or a repair folder may hold the content now), and a kept record with
         stubbed files holds while the same files would be stubbed (where ``repair_from`` is, is
-        no part of the key: a folder that gives one of them since makes it validated again).
-        Every other stored result holds."""
+        no part of the key: a folder that gives one of them since makes it validated again). A
+        kept record whose environment had an index release stand in for a URL that could not
+        be fetched holds while none of those URLs can be (one that can is fetched and the
+        record validated again). Every other stored result holds."""
         if stored.verdict.reason is DropReason.CONTENT_MISSING:
             return False
         metadata = getattr(stored.output, "run_metadata", None) or {}
+        if "url_unreached" in metadata and self.settings.url_packages == "fetch":
+            stand_ins = json.loads(metadata.get("index_stand_ins", "{}"))
+            for name in json.loads(metadata["url_unreached"]):
+                try:
+                    self.url_sources.source(name, stand_ins[name], "")
+                except (Unreachable, KeyError):
+                    continue
+                return False
         if "stubbed_files" in metadata:
             stubbed = json.loads(metadata["stubbed_files"])
             try:

@@ -8,6 +8,7 @@ import dataclasses
 import ensurepip
 import functools
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -18,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from builder.core.config import ValidationConfig
+from builder.core.pipeline import Outcome
 from tests.support.git import GIT_ENV, GitRepo
+from tests.support.instances import make_instance
 from tests.support.net import closed_port_url
 from tests.support.records import candidate
 from tests.support.wheels import write_wheel
@@ -302,3 +305,17 @@ def test_the_stage_fetches_what_ci_installs_from_a_url_and_names_what_stood_in(
     assert "url_packages" not in default.fingerprint()["validation"]
     assert "url_schemes" not in default.fingerprint()["validation"]
     assert by_name.fingerprint()["validation"]["url_packages"] == "index"
+    # a result stored while the URL could not be had holds until it can be
+    stored = Outcome.keep(
+        "validate",
+        make_instance(
+            run_metadata={
+                "index_stand_ins": json.dumps({"data": f"git+{served}"}),
+                "url_unreached": json.dumps({"data": "Could not resolve host"}),
+            }
+        ),
+    )
+    assert not stage.holds(record, stored)  # http allowed: the URL answers now
+    https_only = ValidateStage(ValidationConfig(bundled_specs=False), tmp_path / "w4", {})
+    assert https_only.holds(record, stored)  # still not fetched: the stand-in holds
+    assert https_only.holds(record, Outcome.keep("validate", make_instance()))
