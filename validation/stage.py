@@ -178,10 +178,12 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             return True
         try:
             mirror = self.repos.mirror(record.repo, record.base_commit)
-            spec = self._measurable(self.environments.resolve(record, mirror).spec)
+            resolution = self.environments.resolve(record, mirror)
+            spec = self._measurable(resolution.spec)
+            fetched, _ = self._url_sources(record, resolution, spec)
         except (SwtError, GitError, OSError):  # validating it again says what holds now
             return False
-        return spec.key() == failed
+        return dataclasses.replace(spec, url_sources=tuple(fetched)).key() == failed
 
     def confirm(self, fault: str, first: Verdict) -> str | None:
         """A fault its records' code can imitate or bring about (``FORGEABLE_FAULTS``) stops
