@@ -21,6 +21,7 @@ from docker.errors import ImageNotFound, NotFound
 from docker.types import Mount
 
 from builder.core.config import DockerConfig
+from builder.core.faults import InfrastructureError
 from builder.core.files import canonical_json
 from builder.core.repos import file_lock, submodules
 from validation.environments.docker_engine import (
@@ -46,6 +47,7 @@ from validation.environments.images import ENV_REPOSITORY, BaseImageError, ensur
 from validation.environments.index_proxy import ANY, IndexProxy, allowed_hosts, through_forwarder
 from validation.environments.interpreters import find_uv
 from validation.environments.sandbox import PROXY_DIR, PROXY_PORT, forwarded
+from validation.environments.url_sources import Unreachable
 from validation.environments.url_sources import archive as url_archive
 
 ENV_SCHEMA = "2"
@@ -358,7 +360,14 @@ class DockerEnvironments:
                     container.put_archive("/", project_archive(spec, log_path))
                     container.put_archive("/", vcs_refs(spec.project, log_path))
                 for source in spec.url_sources:  # fetched on this machine (url_sources)
-                    tree = url_archive(source, f"swt/{URL_SOURCES}/{source.name}")
+                    try:
+                        tree = url_archive(source, f"swt/{URL_SOURCES}/{source.name}")
+                    except Unreachable as error:  # the builder's own clone cannot give it now
+                        log_path.parent.mkdir(parents=True, exist_ok=True)
+                        log_path.write_text(f"{error}\n")
+                        raise InfrastructureError(
+                            str(error), fault="url_source", log=str(log_path)
+                        ) from error
                     container.put_archive("/", tree)
                 with proxy if limited else contextlib.nullcontext():
                     run = run_to_end(container, log_path, self.settings.build_timeout_s)

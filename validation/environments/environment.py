@@ -30,7 +30,7 @@ from validation.environments import sandbox as sandboxes
 from validation.environments.egg_info_tags import SETUP_CFG, drop_tags
 from validation.environments.interpreters import PYTHON_RELEASES, Interpreters, find_uv
 from validation.environments.refusal import SandboxRefused, refused_run
-from validation.environments.url_sources import UrlSource, extract
+from validation.environments.url_sources import Unreachable, UrlSource, extract
 
 COMPLETE = "swt-environment.json"
 """Written last, atomically: an environment without it is unfinished and is rebuilt."""
@@ -789,7 +789,11 @@ class LocalEnvironments:
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir(parents=True)
         for source in spec.url_sources:  # in home: lent to the build, which may write in them
-            extract(source, home / URL_SOURCES / source.name)
+            try:
+                extract(source, home / URL_SOURCES / source.name)
+            except Unreachable as error:  # the builder's own clone cannot give it now
+                log.write(f"{error}\n")
+                raise _lacking(str(error), "url_source", build.log_path) from error
             log.write(f"# {source.name}: {source.described()} ({URL_SOURCES}/{source.name})\n")
         env = _build_env(spec, directory, home, self.root / ".uv-cache")
         deadline = time.monotonic() + self.timeout_s

@@ -204,33 +204,26 @@ def _safe_env(schemes: tuple[str, ...]) -> dict[str, str]:
 def extract(source: UrlSource, destination: Path) -> Path:
     """``source``'s tree (its subdirectory's, when it names one) written into ``destination``
     (made empty first); returns ``destination``."""
-    treeish = f"{source.commit}:{source.subdirectory}" if source.subdirectory else source.commit
-    archive = subprocess.run(
-        ["git", "--git-dir", str(source.git_dir), "archive", "--format=tar", treeish],
-        capture_output=True,
-        env=git_env(),
-        check=False,
-    )
-    if archive.returncode != 0:
-        error = archive.stderr.decode("utf-8", "replace").strip()
-        raise Unreachable(f"{source.url}: git archive failed: {error}")
+    tree = archive(source, "")
     if destination.exists():
         shutil.rmtree(destination)
     destination.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+    with tarfile.open(fileobj=io.BytesIO(tree)) as tar:
         tar.extractall(destination, filter="data")
     return destination
 
 
 def archive(source: UrlSource, prefix: str) -> bytes:
-    """``source``'s tree as a tar whose members are under ``prefix`` (a relative path), for a
-    container's ``put_archive``."""
+    """``source``'s tree (its subdirectory's, when it names one) as a tar whose members are
+    under ``prefix`` (a relative path; empty: at the top), for a container's ``put_archive``."""
     treeish = f"{source.commit}:{source.subdirectory}" if source.subdirectory else source.commit
+    under = [f"--prefix={prefix.strip('/')}/"] if prefix.strip("/") else []
     completed = subprocess.run(
-        ["git", "--git-dir", str(source.git_dir), "archive", "--format=tar",
-         f"--prefix={prefix.strip('/')}/", treeish],
-        capture_output=True, env=git_env(), check=False,
-    )  # fmt: skip
+        ["git", "--git-dir", str(source.git_dir), "archive", "--format=tar", *under, treeish],
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
     if completed.returncode != 0:
         error = completed.stderr.decode("utf-8", "replace").strip()
         raise Unreachable(f"{source.url}: git archive failed: {error}")

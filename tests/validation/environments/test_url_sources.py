@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from builder.core.config import ValidationConfig
+from builder.core.faults import InfrastructureError
 from builder.core.pipeline import Outcome
 from tests.support.git import GIT_ENV, GitRepo
 from tests.support.instances import make_instance
@@ -207,6 +208,21 @@ def test_a_fetched_package_is_installed_from_its_tree_in_place_of_its_name(tmp_p
         == "git clone --quiet --bare https://h.example/d /swt/url-clones/swt-fixture-data.git"
     )
     assert lines[-1].endswith(f"archive {'a' * 40} | tar -x -C /swt/{URL_SOURCES}/swt-fixture-data")
+
+
+def test_a_source_the_builder_s_clone_cannot_give_is_a_fault_of_the_machine(tmp_path):
+    """The clone vanished between the fetch and the build: no verdict on the record, a fault
+    (``infra_error``) naming it, tried again by the next build."""
+    spec = EnvironmentSpec(
+        python=f"{sys.version_info.major}.{sys.version_info.minor}",
+        optional_packages=("swt-fixture-data",),
+        url_sources=(_source(tmp_path, "a" * 40),),  # d.git was never made
+    )
+    environments = LocalEnvironments(tmp_path / "envs", Interpreters(), sandbox="none")
+    with pytest.raises(InfrastructureError, match="git archive failed") as raised:
+        environments.python(spec)
+    assert raised.value.fault == "url_source"
+    assert not (environments.path(spec) / "bin" / "python").exists()
 
 
 def _source(tmp_path: Path, commit: str):
