@@ -274,8 +274,7 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         except SpecError as error:
             return Outcome.drop(STAGE, DropReason.ENVIRONMENT_FAILED, error=str(error))
         spec = self._measurable(resolution.spec)
-        with phases.phase("mirror"):
-            fetched, unreached = self._url_sources(record, resolution, spec)
+        fetched, unreached = self._url_sources(record, resolution, spec)
         if fetched:
             spec = dataclasses.replace(spec, url_sources=tuple(fetched))
         if spec.project_commit and spec.project_commit != record.base_commit:
@@ -401,11 +400,12 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
             return [], {name: "url_packages = index" for name in wanted}
         date = resolution_date(spec) or record.created_at
         fetched, unreached = [], {}
-        for name, word in sorted(wanted.items()):
-            try:
-                fetched.append(self.url_sources.source(name, word, date))
-            except Unreachable as error:
-                unreached[name] = str(error)
+        with phases.phase("mirror"):  # fetched as the repository is
+            for name, word in sorted(wanted.items()):
+                try:
+                    fetched.append(self.url_sources.source(name, word, date))
+                except Unreachable as error:
+                    unreached[name] = str(error)
         return fetched, unreached
 
     def _measurable(self, spec: EnvironmentSpec) -> EnvironmentSpec:

@@ -69,7 +69,9 @@ def test_fidelity_reports_through_compare_on_the_demo(tmp_path: Path, capsys) ->
     assert main([*argv, "--mode", "tuned", "--timeout", "60", *recipe]) == 0
     printed = capsys.readouterr().out
     # each run beside the exclusion list, and the recipe's run beside the quick one
-    beside = "2 records: both keep 1, both leave out 1, only we drop 0, only the list excludes 0"
+    beside = (
+        "2 records decided: both keep 1, both leave out 1, only we drop 0, only the list excludes 0"
+    )
     assert printed.count(beside) == 2
     assert "same decision and lists (tuned, tuned+verified)" in printed
     saved = json.loads((work / "decisions-tuned+verified.json").read_text())

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from builder.core.errors import SwtError
 from builder.core.gitutil import git_env
 from builder.core.repos import file_lock
 
@@ -39,7 +40,7 @@ TIMEOUT_S = 300.0
 """The most one fetch (a clone or an update of the cache) may take."""
 
 
-class Unreachable(Exception):
+class Unreachable(SwtError, RuntimeError):
     """The URL could not be fetched, or names nothing fetchable: the index's release stands in."""
 
 
