@@ -201,23 +201,111 @@ subprocess.run([sys.executable, "child.py"], check=True, cwd="sub")
 
 
 @pytest.mark.parametrize("version", ["venv", "3.6", "3.13"])
-def test_python_children_are_counted_into_the_same_report(counted, repo, version):
-    """As ``trace.py`` follows them: a ``-c`` child, a script child in another working
-    directory (nesting a grandchild): every Python process's counts are summed into the one
-    report, the targets relative to the first process's directory."""
+def test_python_children_are_counted_where_trace_py_writes_them(counted, repo, version):
+    """As ``trace.py`` follows them: a ``-c`` child in the same working directory adds its counts
+    to the report; a script child run in another directory (and the grandchild it starts there)
+    writes ``trace.py``'s relative ``coverage.cover`` where SWT-Bench never reads it, so their
+    counts are not in the report."""
     (repo / "spawner.py").write_text(SPAWNER)
     (repo / "sub").mkdir()
     (repo / "sub" / "child.py").write_text(
-        "import subprocess, sys\nsys.path.insert(0, '..')\nfrom pkg.mod import twice\n"
+        "import subprocess, sys\nfrom pkg.mod import twice\n"
         "twice(3)\nsubprocess.run([sys.executable, '-c', "
-        "'import sys; sys.path.insert(0, \"..\"); from pkg.mod import twice; twice(4)'])\n"
+        "'from pkg.mod import twice; twice(4)'])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(repo)}
     done, counts = counted([_interpreter(version), "spawner.py"], env=env)
     assert done.returncode == 0, done.stderr
-    # spawner 1, -c child 2, child.py 1, its grandchild 1
-    assert counts.counts["pkg/mod.py"][TWICE_BODY] == 5
-    assert counts.counts["pkg/mod.py"][DEF_LOOP] == 4  # each process imported the module once
+    # spawner 1, -c child 2 (child.py 1 and its grandchild 1 written in sub/, not read)
+    assert counts.counts["pkg/mod.py"][TWICE_BODY] == 3
+    assert counts.counts["pkg/mod.py"][DEF_LOOP] == 2  # each process imported the module once
+    # each child printed trace.py's options first
+    options = str(counter_module.trace_arguments(str(repo), sorted(TARGETS)))
+    assert done.stdout.splitlines() == [options] * 3
+
+
+CHILDREN = """\
+import subprocess
+import sys
+
+def child(*args, **kwargs):
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, **kwargs)
+    print(repr((done.returncode, done.stdout.splitlines()[1:], done.stderr.strip())))
+
+child("-c", "import sys, pkg.mod; pkg.mod.twice(1); sys.exit(3)")
+child("-c", "import pkg.mod; pkg.mod.twice(1); raise ValueError('boom')")
+child("no_such_script.py")
+child("-m", "local_module", cwd="sub")
+child("-c", "import sys, os; print(sys.path[0] == os.getcwd(), sys.argv[1])", "x")
+child("-c", "import sys; print(sys.path[0])", cwd="sub")
+child("unit.py")
+child("-c", "print(__file__)")
+"""
+
+UNIT = """\
+import unittest
+
+
+class Case(unittest.TestCase):
+    def test_fails(self):
+        self.fail("ran")
+
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+
+
+def test_a_child_runs_as_trace_py_runs_it(counted, repo, tmp_path):
+    """What a test sees of a Python child under ``trace.py``: ``SystemExit(3)`` exits 0 (its
+    ``main`` catches it) and its counts are written; an uncaught error exits 1 and its counts
+    are lost; a script that cannot be opened exits 1 with ``Cannot run file``; a module in the
+    working directory is not found by ``-m`` and ``-c`` does not see the working directory on
+    ``sys.path`` (``trace.py``'s folder is first there) nor its own ``sys.argv``; a script runs
+    in a plain namespace, so ``unittest.main()`` finds no test in ``__main__`` (the tracer's
+    module), and ``-c`` code has ``__file__`` ``<string>``."""
+    (repo / "children.py").write_text(CHILDREN)
+    (repo / "unit.py").write_text(UNIT)
+    (repo / "sub").mkdir()
+    (repo / "sub" / "local_module.py").write_text("print('found')\n")
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    done, counts = counted([sys.executable, "children.py"], env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    exit_3, uncaught, no_script, module, code, in_sub, unit, file = map(eval, lines)
+    assert exit_3[:2] == (0, [])
+    assert uncaught[0] == 1 and uncaught[2].endswith("ValueError: boom")
+    assert no_script[0] == 1 and "Cannot run file" in no_script[2]
+    assert no_script[2].endswith("No such file or directory: 'no_such_script.py'")
+    assert module[0] == 1 and module[2].endswith("No module named local_module")
+    assert code[:2] == (0, ["False --child"])
+    assert in_sub[:2] == (0, [str(COUNTER.place(tmp_path / "tools"))])  # the counter's folder
+    assert unit[0] == 0 and unit[2].startswith("---") and "Ran 0 tests" in unit[2], unit
+    assert file[:2] == (0, ["<string>"])
+    assert counts.counts["pkg/mod.py"][TWICE_BODY] == 1  # the SystemExit child's, not the error's
+
+
+def test_a_first_process_that_ends_elsewhere_or_by_an_error_leaves_no_counts(counted, repo):
+    """``trace.py`` writes after the program returns or exits, in its working directory then:
+    a program ending in another directory, or by an uncaught exception, leaves none to read."""
+    (repo / "elsewhere").mkdir()
+    code = "import os, pkg.mod; pkg.mod.twice(1); os.chdir('elsewhere')"
+    done, counts = counted([sys.executable, "-c", code])
+    assert (done.returncode, counts) == (0, None), done.stderr
+    done, counts = counted([sys.executable, "-c", code + "; os.chdir('..')"])
+    assert counts.counts["pkg/mod.py"][TWICE_BODY] == 1
+
+
+def test_a_module_imported_through_a_relative_path_is_not_counted(counted, repo):
+    """``trace.py`` matches a module's ``__file__`` whole against an absolute pattern: a module
+    found through a relative ``sys.path`` entry has a relative one, and is not traced there."""
+    (repo / "sub").mkdir()
+    code = "import sys, os; os.chdir('sub'); sys.path.insert(0, '..'); import pkg.mod; "
+    done, counts = counted([sys.executable, "-c", code + "pkg.mod.twice(1); os.chdir('..')"])
+    assert done.returncode == 0, done.stderr
+    assert "pkg/mod.py" not in counts.counts
+    done, counts = counted([sys.executable, "-c", "import pkg.mod; pkg.mod.twice(1)"])
+    assert counts.counts["pkg/mod.py"][TWICE_BODY] == 1  # found through the working directory
 
 
 def test_a_python_child_through_a_shell_fails_to_start_as_under_trace_py(counted, repo):
@@ -244,7 +332,7 @@ def test_a_python_child_through_a_shell_fails_to_start_as_under_trace_py(counted
     ],
 )  # fmt: skip
 def test_a_python_child_runs_under_the_counter_after_its_options(args, options, program):
-    prefix = ["COUNTER", "--root", "/r", "REPORT", "{}"]
+    prefix = ["COUNTER", "--child", "/r", "REPORT", "{}"]
     wrapped = counter_module.child_command(args, prefix)
     # the parent's interpreter, as trace.py runs it
     assert wrapped == [sys.executable, *options, *prefix, *program]
@@ -339,12 +427,17 @@ def test_a_trace_function_of_the_command_replacing_the_counter_is_reported(count
     ids=["ok", "exit-3", "uncaught"],
 )
 def test_the_exit_status_is_the_commands_and_the_report_is_written(counted, code, status):
+    """The first process exits as Python would; its report is written when the program ends
+    normally or through ``SystemExit``, as ``trace.py`` writes its results (not after an
+    uncaught exception, which leaves ``trace.py``'s ``main`` first)."""
     done, counts = counted([sys.executable, "-c", code])
     assert done.returncode == status, done.stderr
-    assert counts.counts["pkg/mod.py"][TWICE_BODY] == 1
     if status == 1:
         assert "ValueError: boom" in done.stderr
         assert COUNTER.script not in done.stderr  # the traceback is the command's own
+        assert counts is None
+    else:
+        assert counts.counts["pkg/mod.py"][TWICE_BODY] == 1
 
 
 def test_a_system_exit_message_is_printed_as_python_does(counted):

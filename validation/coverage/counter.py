@@ -9,8 +9,10 @@ the run as ``_swt_counter.py``::
 ``-c code args``, ``script args`` or ``- args`` (stdin). It runs in this process as ``python
 ARGS`` would run it (``sys.argv``, ``sys.path[0]``, a fresh ``__main__``), and this process exits
 with its exit status: a ``SystemExit``'s code as Python reports it; an uncaught exception prints
-its traceback and exits 1. ``TARGETS_JSON`` maps repo-relative paths (relative to the working
-directory at start) to the line numbers wanted in them.
+its traceback and exits 1 (a child process: as ``trace.py`` runs it, below). ``TARGETS_JSON``
+maps repo-relative paths (relative to the working directory at start) to the line numbers
+wanted in them; only a code object whose file name is absolute and normalized can be in one
+(:meth:`Targets.find`).
 
 The numbers are SWT-Bench's: their ``trace.py`` (stdlib ``trace`` with ``Trace(count=1,
 trace=0)``) counts every ``line`` event of the included files, module import time included, and
@@ -53,11 +55,29 @@ Python child processes started through ``subprocess.Popen`` are followed, as ``t
 follows them (it patches ``Popen.__init__``): a child whose program's name contains ``python``
 runs under this counter too (:func:`child_command`, its rules for where the interpreter's
 options end), with the parent's interpreter (``sys.executable``, as ``trace.py`` does), the same
-report and targets, and the parent's working directory at start as the root the targets are
-relative to (``--root``). Each process adds its counts to the report under a lock
-(:func:`merge_report`): the report is the sum over the command's Python processes. A child
-started through a shell (``shell=True``) gets its arguments joined unquoted, as ``trace.py``
-joins them, and fails to start under either. Not followed,
+report and targets, and the first process's working directory at start as the folder the
+targets are under (``--child ROOT``). A child runs as ``trace.py`` runs one, which a test that
+starts Python sees:
+
+- it prints ``trace.py``'s options first (:func:`trace_arguments`), as ``trace.py`` prints them;
+- its exit status is 0 when the program ends through ``SystemExit``, whatever its code
+  (``trace.py``'s ``main`` catches it and returns); an uncaught exception prints its traceback
+  and exits 1, an ``OSError`` with ``Cannot run file …`` as ``trace.py`` exits;
+- ``-m`` and ``-c`` leave the counter's folder first on ``sys.path`` (``trace.py``'s there: the
+  working directory is not on it), ``-m`` raises runpy's ``ImportError`` for a module it cannot
+  find, ``-c`` leaves ``sys.argv`` the counter's, and a script's folder goes first as named
+  (relative when the script is).
+
+The first process keeps Python's own status, ``sys.path[0]`` and ``sys.argv`` (what SWT-Bench
+reads of it is its output, and projects that are not installed stay importable from the
+working directory; SWT-Bench installs every project). Every process adds its counts to the
+report under a lock (:func:`merge_report`), as each ``trace.py`` process appends its results to
+``coverage.cover`` and SWT-Bench sums them, but only as ``trace.py``'s would be read: when the
+program ended normally or through ``SystemExit`` (any other exception leaves ``trace.py``'s
+``main`` before it writes), and when the process ends in the first one's working directory
+(``-C coverage.cover`` is relative: a child run in a temporary folder writes its counts where
+nothing reads them). A child started through a shell (``shell=True``) gets its arguments
+joined unquoted, as ``trace.py`` joins them, and fails to start under either. Not followed,
 as with ``trace.py``: ``os.exec*``, ``os.spawn*``, ``multiprocessing`` workers (forked, or spawned
 without ``Popen``), an interactive ``python -i`` and ``python -`` (stdin).
 
@@ -132,10 +152,8 @@ class TargetFile:
 class Targets:
     """The target files, found by a code object's file name (resolved once per name)."""
 
-    def __init__(self, wanted, root, start=None):
+    def __init__(self, wanted, root):
         self.root = root
-        self.start = root if start is None else start
-        """The process's working directory at start: a relative file name is relative to it."""
         self.files = []
         by_real = {}
         for path, lines in sorted(wanted.items()):
@@ -148,17 +166,20 @@ class Targets:
         """``co_filename`` → its target file or None, for each name :meth:`find` resolved."""
 
     def find(self, filename):
-        """The target file of a code object's ``co_filename``; None when it is none. A relative
-        name is resolved against the working directory at start, where a relative
-        ``sys.path`` entry pointed when the module was imported."""
+        """The target file of a code object's ``co_filename``; None when it is none. Only an
+        absolute, normalized name can be one: ``trace.py`` traces a frame whose module's
+        ``__file__`` its include pattern (``/testbed/(a\\.py|…)``) matches whole, so a module
+        imported through a relative ``sys.path`` entry (``sys.path.insert(0, "..")``, a script's
+        folder given relative) or through ``..`` is never traced there. A symbolic link is
+        resolved: where the run's folders are linked is this machine's layout, not theirs."""
         try:
             return self.found[filename]
         except KeyError:
             pass
         target = None
-        if filename and not (filename.startswith("<") and filename.endswith(">")):
+        if filename and os.path.isabs(filename) and os.path.normpath(filename) == filename:
             try:
-                real = os.path.realpath(os.path.join(self.start, filename))
+                real = os.path.realpath(filename)
             except (OSError, ValueError):  # not a path (a NUL in it)
                 real = None
             target = self._by_real.get(real)
@@ -622,6 +643,15 @@ def _fresh_main():
     return main
 
 
+def _trace_globals(file, package=None, loader=None, spec=None):
+    """The namespace ``trace.py``'s ``main`` runs a program in: a plain dict (``exec`` adds the
+    builtins), not a ``__main__`` module; ``__file__`` is ``"<string>"`` for ``-c``."""
+    names = {"__name__": "__main__", "__file__": file, "__package__": package, "__cached__": None}
+    if spec is not None:
+        names.update(__loader__=loader, __spec__=spec)
+    return names
+
+
 def _set_path0(entry):
     """``sys.path[0]`` as Python sets it for the command (it set it to this script's folder),
     unless Python was told not to add one (-I, -P, PYTHONSAFEPATH)."""
@@ -643,16 +673,24 @@ def _option_value(args, flag):
     return args[1], args[2:]
 
 
-def _find_module_first(args):
+def _find_module_first(args, child=False):
     """Find the module of ``-m MODULE`` before counting starts, as ``trace.py`` does
     (``runpy._get_module_details`` in its ``main``, before ``runctx`` sets its trace function):
     importing its parent packages runs their modules' top-level lines uncounted (``-m pytest``
     imports ``_pytest``'s modules). Returns what :func:`run` needs, found once: the module's
-    details, or the error to report once counting has started (a module that cannot be found
-    is reported as Python reports it; any other error is raised as it was)."""
+    details, or the error to raise once counting has started. The first process looks from
+    the working directory, as ``python -m`` does, and reports a module it cannot find as Python
+    reports it; a child looks from ``sys.path`` as ``trace.py`` leaves it (its own folder
+    first, not the working directory) and raises runpy's ``ImportError``, as ``trace.py``
+    does."""
     import runpy
 
     module, _ = _option_value(args, "-m")
+    if child:
+        try:
+            return runpy._get_module_details(module)
+        except Exception as error:
+            return error
     _set_path0(os.getcwd() if sys.version_info >= (3, 7) else "")
 
     class NotFound(Exception):
@@ -667,9 +705,16 @@ def _find_module_first(args):
         return error
 
 
-def run(args, module_found=None):
+def run(args, module_found=None, child=False):
     """Run ``python ARGS`` in this process (see the module's docstring); ``module_found`` is
-    what :func:`_find_module_first` found for ``-m``, when it was called before counting."""
+    what :func:`_find_module_first` found for ``-m``, when it was called before counting. A
+    ``child`` runs it as ``trace.py`` runs a program: ``sys.path[0]`` stays the counter's folder
+    for ``-m`` and ``-c`` (``trace.py``'s folder there), a script's folder is put there as
+    given (``os.path.dirname``, relative when the script was named relative) and the script
+    compiled under the name it was given; ``-c`` leaves ``sys.argv`` the counter's own; and the
+    program runs in a plain namespace (:func:`_trace_globals`) while ``sys.modules["__main__"]``
+    stays the counter's module (``unittest.main()`` in a child script finds no test there, as
+    under ``trace.py``)."""
     import runpy
 
     if not args:
@@ -677,11 +722,14 @@ def run(args, module_found=None):
     head = args[0]
     if head.startswith("-m"):
         _, rest = _option_value(args, "-m")
-        found = _find_module_first(args) if module_found is None else module_found
+        found = _find_module_first(args, child) if module_found is None else module_found
         if isinstance(found, BaseException):
             raise found
         _, spec, code = found
         sys.argv = [spec.origin] + rest
+        if child:
+            exec(code, _trace_globals(code.co_filename, spec.parent, spec.loader, spec))
+            return
         main = _fresh_main()
         main.__dict__.update(__name__="__main__", __file__=spec.origin, __cached__=spec.cached,
                              __doc__=None, __loader__=spec.loader, __package__=spec.parent,
@@ -694,6 +742,9 @@ def run(args, module_found=None):
             source, rest, name = sys.stdin.read(), args[1:], "<stdin>"
         else:
             (source, rest), name = _option_value(args, "-c"), "<string>"
+        if child:
+            exec(compile(source, name, "exec", dont_inherit=True), _trace_globals("<string>"))
+            return
         sys.argv = [head[:2]] + rest
         _set_path0("")
         main = _fresh_main()
@@ -705,6 +756,13 @@ def run(args, module_found=None):
         raise SystemExit(f"interpreter options go before _swt_counter.py, not in ARGS: {head!r}")
     else:
         sys.argv = list(args)
+        if child:
+            _set_path0(os.path.dirname(head))
+            opener = getattr(io, "open_code", None) or (lambda name: open(name, "rb"))  # 3.8+
+            with opener(head) as handle:
+                code = compile(handle.read(), head, "exec", dont_inherit=True)
+            exec(code, _trace_globals(head))
+            return
         path = os.path.abspath(head) if sys.version_info >= (3, 9) else head  # as Python does
         if os.path.isdir(head) or (not head.endswith(".py") and _is_zip(head)):  # __main__.py
             _set_path0(path)
@@ -740,49 +798,87 @@ def _trimmed(tb):
     return tb
 
 
+_RE_SPECIAL = "()[]{}?*+-|^$\\.&~# \t\n\r\v\f"
+"""What ``re.escape`` escapes (Python 3.7 on, where SWT-Bench's harness builds its pattern)."""
+
+
+def trace_arguments(root, wanted):
+    """What ``trace.py`` prints first in every process it runs (``print(args)``, its own
+    options): the counting options and the include pattern of the target files under
+    ``root``, as SWT-Bench's harness writes it."""
+    escaped = ("".join("\\" + c if c in _RE_SPECIAL else c for c in path) for path in wanted)
+    pattern = root.rstrip("/") + "/(" + "|".join(escaped) + ")"
+    return ["--count", "-C", "coverage.cover", "--include-pattern", pattern]
+
+
+def _where_read(root):
+    """Whether this process's working directory is ``root``, where the report is read:
+    ``trace.py`` writes ``-C coverage.cover`` relative to the working directory of each process
+    at its end, and SWT-Bench reads the first process's (``cd /testbed``, then
+    ``cat coverage.cover``). A child that ends elsewhere (``cwd=`` a temporary folder, as
+    pytest's ``testdir.run`` gives) writes where nothing reads it: its counts are lost."""
+    try:
+        return os.path.realpath(os.getcwd()) == os.path.realpath(root)
+    except OSError:  # the folder was removed: trace.py cannot open its file there either
+        return False
+
+
 def main(argv):
-    """Count ``python ARGS`` (see the module's docstring); the command's exit status."""
-    root = os.getcwd()
-    if argv[:1] == ["--root"] and len(argv) > 1:
-        root, argv = argv[1], argv[2:]
+    """Count ``python ARGS`` (see the module's docstring); the command's exit status (a
+    child's: ``trace.py``'s, see the module's docstring)."""
+    root, child = os.getcwd(), False
+    if argv[:1] == ["--child"] and len(argv) > 1:
+        root, argv, child = argv[1], argv[2:], True
     if len(argv) < 3:
-        raise SystemExit("usage: _swt_counter.py [--root DIR] REPORT TARGETS_JSON ARGS...")
+        raise SystemExit("usage: _swt_counter.py [--child ROOT] REPORT TARGETS_JSON ARGS...")
     report_path, wanted, args = os.path.abspath(argv[0]), json.loads(argv[1]), argv[2:]
-    targets = Targets(wanted, root, os.getcwd())
+    targets = Targets(wanted, root)
     pid = os.getpid()
     finished = []
 
-    def finish():
-        """Stop counting and write the report (a forked child only stops): once."""
+    def finish(write=True):
+        """Stop counting and write the report (a forked child only stops): once. Written only
+        when the program ended normally or through ``SystemExit`` (``trace.py`` writes its
+        results after ``runctx`` returns or its ``SystemExit`` is caught; any other exception
+        leaves its ``main`` first), and only here when the process ends in ``root``."""
         if finished:
             return
         finished.append(True)
         counter.stop()
-        if os.getpid() != pid:
+        if os.getpid() != pid or not write or not _where_read(root):
             return
         try:
             merge_report(report_path, report(targets, counter.replaced))
         except Exception as error:  # no report (read as none); the exit status stays the command's
             sys.stderr.write(f"_swt_counter.py: no report written: {error!r}\n")
 
-    follow_children([os.path.abspath(__file__), "--root", root, report_path, argv[1]])
-    module_found = _find_module_first(args) if args[0].startswith("-m") else None
+    if child:
+        print(trace_arguments(root, wanted))
+    follow_children([os.path.abspath(__file__), "--child", root, report_path, argv[1]])
+    module_found = _find_module_first(args, child) if args[0].startswith("-m") else None
     counter = make_counter(targets)
     if hasattr(os, "register_at_fork"):  # a forked child's counts are never written
         os.register_at_fork(after_in_child=counter.stop)
     atexit.register(finish)
     try:
-        run(args, module_found)
-    except (SystemExit, KeyboardInterrupt):
-        raise
-    except BaseException:
-        kind, error, tb = sys.exc_info()
+        run(args, module_found, child)
+    except SystemExit:
         finish()
+        if child:  # trace.py's main: `except SystemExit: pass`, then it returns
+            return 0
+        raise
+    except BaseException as error:
+        finish(write=False)
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        if child and isinstance(error, OSError):  # trace.py's main: sys.exit("Cannot run…")
+            sys.stderr.write(f"Cannot run file {sys.argv[0]!r} because: {error}\n")
+            return 1
+        kind, error, tb = sys.exc_info()
         tb = _trimmed(tb)
         sys.excepthook(kind, error.with_traceback(tb), tb)  # it prints the error's traceback
         return 1
-    finally:
-        finish()
+    finish()
     return 0
 
 
