@@ -153,7 +153,6 @@ class Targets:
     """The target files, found by a code object's file name (resolved once per name)."""
 
     def __init__(self, wanted, root):
-        self.root = root
         self.files = []
         by_real = {}
         for path, lines in sorted(wanted.items()):
@@ -758,9 +757,7 @@ def run(args, module_found=None, child=False):
         sys.argv = list(args)
         if child:
             _set_path0(os.path.dirname(head))
-            opener = getattr(io, "open_code", None) or (lambda name: open(name, "rb"))  # 3.8+
-            with opener(head) as handle:
-                code = compile(handle.read(), head, "exec", dont_inherit=True)
+            code = compile(_read_source(head), head, "exec", dont_inherit=True)
             exec(code, _trace_globals(head))
             return
         path = os.path.abspath(head) if sys.version_info >= (3, 9) else head  # as Python does
@@ -776,10 +773,14 @@ def run(args, module_found=None, child=False):
         main.__file__ = path
         main.__cached__ = None
         main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
-        opener = getattr(io, "open_code", None) or (lambda name: open(name, "rb"))  # 3.8+
-        with opener(path) as handle:
-            source = handle.read()
-        exec(compile(source, path, "exec", dont_inherit=True), main.__dict__)
+        exec(compile(_read_source(path), path, "exec", dont_inherit=True), main.__dict__)
+
+
+def _read_source(path):
+    """A script's bytes, read as Python reads the file it runs (``io.open_code`` from 3.8)."""
+    opener = getattr(io, "open_code", None) or (lambda name: open(name, "rb"))
+    with opener(path) as handle:
+        return handle.read()
 
 
 def _is_zip(path):
