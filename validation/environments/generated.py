@@ -19,7 +19,7 @@ from pathlib import Path
 from builder.core.gitutil import git
 from validation.environments.runtime import RuntimeFiles
 
-VERSION = 2
+VERSION = 3
 """Bump when what counts as a generated file changes (part of every result key, with the
 script's digest, :data:`INSTALLED_FILES`)."""
 
@@ -42,15 +42,26 @@ places there the generated files a run's start places (see ``generated_placer.py
 _CHUNK = 200
 
 
-def not_tracked_at(mirror: Path, commit: str, paths: Iterable[str]) -> list[str]:
-    """The ``paths`` the tree of ``commit`` (the environment commit) does not have: generated."""
+def tracked_at(mirror: Path, commit: str, paths: Iterable[str]) -> dict[str, str]:
+    """Of ``paths``, those the tree of ``commit`` (the environment commit) has → their object
+    ids."""
     paths = sorted(set(paths))
-    tracked: set[str] = set()
+    tracked: dict[str, str] = {}
     for start in range(0, len(paths), _CHUNK):
         chunk = paths[start : start + _CHUNK]
         listing = git(
-            "--literal-pathspecs", "ls-tree", "-r", "--name-only", commit, "--", *chunk,
+            "--literal-pathspecs", "ls-tree", "-r", "-z", commit, "--", *chunk,
             cwd=mirror, check=False,
         )  # fmt: skip
-        tracked.update(line for line in listing.splitlines() if line)
+        for entry in listing.split("\0"):
+            info, _, path = entry.partition("\t")
+            if path:
+                tracked[path] = info.split()[-1]
+    return tracked
+
+
+def not_tracked_at(mirror: Path, commit: str, paths: Iterable[str]) -> list[str]:
+    """The ``paths`` the tree of ``commit`` (the environment commit) does not have: generated."""
+    paths = sorted(set(paths))
+    tracked = tracked_at(mirror, commit, paths)
     return [path for path in paths if path not in tracked]

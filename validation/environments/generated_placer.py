@@ -4,10 +4,11 @@ Run by the environment's interpreter (any Python from 3.6 on, standard library o
 checkout that is a git repository holding that commit, beside ``installed_files.py`` (see
 ``generated.GENERATED_PLACER``): ``python _swt_generated_placer.py COMMIT`` does in an image's
 build what a run's start does through ``validation/runs/generated.py``: the files of
-``installed_files.missing`` (the installed project's files the checkout lacks) that the tree
-of ``COMMIT`` (the environment commit, the one the project was installed from) does not track
-are generated (setuptools-scm's ``_version.py``, compiled extensions) and are copied there;
-one it tracks is source and is left out. Each placed path is said on stdout.
+``installed_files.missing`` (the installed project's files the checkout lacks; a distribution
+with no PEP 610 record is the project's when it was installed from the tree of ``COMMIT``)
+that the tree of ``COMMIT`` (the environment commit, the one the project was installed from)
+does not track are generated (setuptools-scm's ``_version.py``, compiled extensions) and are
+copied there; one it tracks is source and is left out. Each placed path is said on stdout.
 """
 
 import os
@@ -22,19 +23,24 @@ except ImportError:  # the toolkit's own module, in the builder's process
 
 
 def tracked(commit, checkout="."):
-    """Every path the tree of ``commit`` tracks, in the repository of ``checkout``."""
+    """Every path the tree of ``commit`` tracks → its object id, in the repository of
+    ``checkout``."""
     listing = subprocess.check_output(
-        ["git", "--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", commit],
-        cwd=checkout,
+        ["git", "--literal-pathspecs", "ls-tree", "-r", "-z", commit], cwd=checkout
     )
-    return {path.decode("utf-8", "surrogateescape") for path in listing.split(b"\0") if path}
+    found = {}
+    for entry in listing.split(b"\0"):
+        if entry:
+            info, _, path = entry.partition(b"\t")
+            found[path.decode("utf-8", "surrogateescape")] = info.split()[-1].decode("ascii")
+    return found
 
 
 def place(commit, checkout="."):
     """Copy the generated files into ``checkout``; the paths placed, sorted."""
     known = tracked(commit, checkout)
     placed = []
-    for source, target in installed_files.missing(checkout):
+    for source, target in installed_files.missing(checkout, known):
         if target in known:
             continue
         destination = os.path.join(checkout, target)

@@ -11,7 +11,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from validation.environments.generated import INSTALLED_FILES, not_tracked_at
+from validation.environments.generated import INSTALLED_FILES, not_tracked_at, tracked_at
+from validation.environments.installed_files import built_from
 from validation.runs.backends.base import Session
 from validation.runs.patches import PatchError
 
@@ -95,7 +96,7 @@ def place_generated(
     return _place(session, found, log)
 
 
-_KEY_VERSION = 1
+_KEY_VERSION = 2
 """Part of the memo's key: bump when what a listing finds for a checkout changes."""
 
 
@@ -108,12 +109,29 @@ def _list(
     command = ["python", f"{folder}/{INSTALLED_FILES.script}", session.scratch_path(_OUT)]
     completed = session.run(command, log, TIMEOUT_S)
     report = session.read_scratch(_OUT)
-    found = _read(report)
+    files, candidates = _read(report)
+    taken = _built_here(mirror, environment_commit, candidates)
+    for name in sorted(taken):
+        _note(log, f"the project's installed files, from {name} (no PEP 610 record; it was "
+              "installed from the environment commit's tree)")  # fmt: skip
+    found = {path: data for path, (data, dist) in files.items() if dist is None or dist in taken}
     generated = not_tracked_at(mirror, environment_commit, found)
     patch = new_files_patch({p: found[p] for p in generated}) if generated else ""
     complete = completed.exit_code == 0 and not completed.timed_out and report is not None
     listing_log = log.read_bytes().decode("utf-8", "replace") if log.exists() else ""
     return _Found(listing_log, generated, patch), complete
+
+
+def _built_here(
+    mirror: Path, environment_commit: str, candidates: dict[str, dict[str, str]]
+) -> set[str]:
+    """The distributions with no PEP 610 record that were installed from the environment
+    commit's tree (``installed_files.built_from``): the project's, installed by an older pip."""
+    if not candidates:
+        return set()
+    paths = {path for files in candidates.values() for path in files}
+    tracked = tracked_at(mirror, environment_commit, paths)
+    return {name for name, files in candidates.items() if built_from(files, tracked)}
 
 
 def _place(session: Session, found: _Found, log: Path) -> list[str]:
@@ -133,12 +151,23 @@ def _place(session: Session, found: _Found, log: Path) -> list[str]:
     return found.generated
 
 
-def _read(report: bytes | None) -> dict[str, bytes]:
+def _read(report: bytes | None) -> tuple[dict[str, tuple[bytes, str | None]], dict]:
+    """The listing's report: ``{path: (bytes, distribution or None)}`` of the files missing
+    from the checkout, and ``{distribution: {path: blob id}}`` of the candidates (see
+    ``installed_files.py``); nothing of a report that cannot be read."""
     try:
-        entries = json.loads(report or b"[]")
-        return {e["path"]: base64.b64decode(e["data"], validate=True) for e in entries}
-    except (ValueError, TypeError, KeyError, binascii.Error):
-        return {}
+        data = json.loads(report or b"{}")
+        files = {
+            e["path"]: (base64.b64decode(e["data"], validate=True), e.get("dist"))
+            for e in data.get("files", [])
+        }
+        candidates = {
+            str(name): {str(path): str(blob) for path, blob in paths.items()}
+            for name, paths in data.get("candidates", {}).items()
+        }
+        return files, candidates
+    except (ValueError, TypeError, KeyError, AttributeError, binascii.Error):
+        return {}, {}
 
 
 def _note(log: Path, text: str) -> None:

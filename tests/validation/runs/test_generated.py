@@ -15,7 +15,8 @@ from builder.core.config import DockerConfig
 from tests.support import docker as docker_support
 from tests.support.tiers import DOCKER
 from validation.environments.environment import EnvironmentSpec
-from validation.environments.generated import INSTALLED_FILES, not_tracked_at
+from validation.environments.generated import GENERATED_PLACER, INSTALLED_FILES, not_tracked_at
+from validation.environments.installed_files import built_from
 from validation.environments.interpreters import Interpreters
 from validation.environments.runtime import OLDEST_PYTHON
 from validation.runs.backends.base import Session
@@ -172,8 +173,9 @@ class _Listed(Session):
 def test_only_a_listing_that_completed_is_reused(git_repo, tmp_path):
     base, environment_commit = _project(git_repo)
     mirror = git_repo.path / ".git"
+    data = base64.b64encode(b"v = 2\n").decode()
     report = json.dumps(
-        [{"path": "gen/_version.py", "data": base64.b64encode(b"v = 2\n").decode()}]
+        {"files": [{"path": "gen/_version.py", "data": data, "dist": None}], "candidates": {}}
     )
     key = ("an environment", str(mirror), base + "-unique-to-this-test")
 
@@ -198,3 +200,124 @@ def test_only_a_listing_that_completed_is_reused(git_repo, tmp_path):
     assert reused.runs == 0 and (reused.tree / "gen" / "_version.py").read_bytes() == b"v = 2\n"
     assert place_generated(reused, mirror, tmp_path / "4.log", environment_commit) == []
     assert reused.runs == 1  # a second call lists the checkout as it is
+
+
+def _legacy_install(git_repo, tmp_path) -> tuple[str, str, Path]:
+    """(base commit, environment commit, venv python) where the project was installed as pip
+    before 20.1 installed it (``setup.py install --record``: an egg-info with its
+    ``installed-files.txt``, no PEP 610 record), beside two distributions of the index that
+    share top-level names with the checkout: an older release of ``gen`` whose files are not
+    the environment commit's, and one that ships a ``tests`` package."""
+    base = git_repo.commit(
+        {"gen/__init__.py": "from gen._version import version\n", "gen/core.py": "x = 1\n",
+         "gen/util.py": "y = 2\n", "tests/__init__.py": "", "tests/test_gen.py": "t = 1\n"}
+    )  # fmt: skip
+    environment = git_repo.commit({"gen/later.py": "added = True\n"})
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(
+        subprocess.check_output([str(venv / "bin" / "python"), "-c", purelib], text=True).strip()
+    )
+    installed = {
+        "gen/__init__.py": b"from gen._version import version\n", "gen/core.py": b"x = 1\n",
+        "gen/util.py": b"y = 2\n", "gen/later.py": b"added = True\n",
+        "gen/_version.py": b"version = '1.0'\n", "gen/table.bin": bytes(range(256)),
+    }  # fmt: skip
+    for path, data in installed.items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_bytes(data)
+    egg = site / "gen_fixture-1.0-py3.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 1.0\nName: gen-fixture\nVersion: 1.0\n")
+    (egg / "installed-files.txt").write_text(
+        "".join(f"../{path}\n" for path in installed) + "PKG-INFO\n../../../../bin/gen-tool\n"
+    )
+    # the index's: no direct_url.json (uv and pip write one for local and URL installs only)
+    for name, files in {
+        "gen_old-0.1.dist-info": {"gen/core.py": b"x = 0\n", "gen/native_old.so": b"\0old"},
+        "sloppy-2.0.dist-info": {"tests/__init__.py": b"", "tests/data.bin": b"\1"},
+    }.items():
+        (site / name).mkdir()
+        (site / name / "RECORD").write_text(
+            "".join(f"{path},,\n" for path in files) + f"{name}/RECORD,,\n"
+        )
+        for path, data in files.items():
+            if not (site / path).exists():
+                (site / path).parent.mkdir(parents=True, exist_ok=True)
+                (site / path).write_bytes(data)
+    return base, environment, venv / "bin" / "python"
+
+
+class _Run(_Listed):
+    """A session over a plain directory whose runs run, there, with ``python`` for python."""
+
+    def __init__(self, tree: Path, python: Path, scratch: Path):
+        super().__init__(tree, None, None, 0)
+        self.python, self.scratch = python, scratch
+        self.generated_listed = False
+
+    def run(self, command, log_path, timeout_s):
+        done = subprocess.run(
+            [str(self.python), *command[1:]], cwd=self.tree, capture_output=True, timeout=60
+        )
+        log_path.write_bytes(done.stdout + done.stderr)
+        return Completed(done.returncode, False, 0.0)
+
+    def scratch_path(self, name):
+        return str(self.scratch / name)
+
+    def read_scratch(self, name):
+        path = self.scratch / name
+        return path.read_bytes() if path.exists() else None
+
+    def provide(self, files):
+        return str(files.place(self.scratch / "tools"))
+
+
+def test_an_older_pips_install_of_the_project_is_known_by_its_files(git_repo, tmp_path):
+    base, environment_commit, python = _legacy_install(git_repo, tmp_path)
+    tree = tmp_path / "checkout"
+    git_repo.git("worktree", "add", "-q", "--detach", str(tree), base)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    log = tmp_path / "generated.log"
+    placed = place_generated(
+        _Run(tree, python, scratch), git_repo.path / ".git", log, environment_commit
+    )
+    # the project's generated files; gen/later.py is source (the environment commit tracks
+    # it); neither the older release's native_old.so nor the tests package's data.bin
+    assert placed == ["gen/_version.py", "gen/table.bin"]
+    assert (tree / "gen" / "table.bin").read_bytes() == bytes(range(256))
+    assert not (tree / "tests" / "data.bin").exists()
+    text = log.read_text()
+    assert "the project's installed files, from gen_fixture-1.0-py3.egg-info" in text
+    assert "gen_old-0.1.dist-info" not in text.split("the project's installed files")[1]
+
+
+def test_an_image_build_places_the_same_files(git_repo, tmp_path):
+    """The placer an exported task's build runs (in the checkout, a git repository) decides
+    as a run's start does."""
+    base, environment_commit, python = _legacy_install(git_repo, tmp_path)
+    tree = tmp_path / "checkout"
+    git_repo.git("worktree", "add", "-q", "--detach", str(tree), base)
+    tools = GENERATED_PLACER.place(tmp_path / "tools")
+    done = subprocess.run(
+        [str(python), str(tools / GENERATED_PLACER.script), environment_commit],
+        cwd=tree, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert done.stdout.splitlines() == [
+        "placed (generated, not in the environment commit): gen/_version.py",
+        "placed (generated, not in the environment commit): gen/table.bin",
+    ]
+    assert not (tree / "gen" / "native_old.so").exists()
+
+
+def test_a_distribution_is_the_projects_when_most_of_its_files_are_the_trees():
+    tree = {"a/__init__.py": "1", "a/b.py": "2", "a/c.cfg": "3"}
+    assert built_from({"a/__init__.py": "1", "a/b.py": "2", "a/x.so": "9"}, tree)
+    # a line-ending filter changed one file's bytes on its way into the install
+    assert built_from({"a/__init__.py": "1", "a/b.py": "2", "a/c.cfg": "4"}, tree)
+    assert not built_from({"a/__init__.py": "1", "a/x.so": "9"}, tree)  # half is not most
+    assert not built_from({"a/b.py": "7", "a/c.cfg": "8", "a/__init__.py": "1"}, tree)
+    assert not built_from({}, tree)
