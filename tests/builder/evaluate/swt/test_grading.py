@@ -172,6 +172,19 @@ def test_summary_divides_by_the_fixed_total_and_gold_executable_instances():
     assert m.summarize(reports, 4, None).coverage is None
 
 
+def test_no_gold_executable_line_leaves_the_coverage_rows_out_where_report_py_divides_by_0():
+    """SWT-Bench's report.py divides by the gold-executable count and stops when it is 0 (no
+    gold run ran a test: pytest 3.3.1 rejecting its --no-header); the table goes without ΔC."""
+    reports = {"a": {"resolved": False, "coverage_delta_pred": None, "tests_pred": _cats(),
+                     "tests_base": _cats()}}  # fmt: skip
+    summary = m.summarize(reports, 1, {"a": False})
+    assert summary.coverage is None and summary.coverage_instances == 0
+    head, _, *rows = m.table("gold", summary).splitlines()
+    assert [row.split("|")[1].strip() for row in [head, *rows]] == [
+        "Method", "Applicability (W)", "Success Rate (S)", "F->X", "F->P", "P->P",
+    ]  # fmt: skip
+
+
 def test_the_timeout_per_run_is_swt_bench_s_unless_given():
     """1800 s per run under swt-bench (its harness's default), validation's under strict,
     --timeout over both."""
