@@ -114,7 +114,10 @@ def _list(
     for name in sorted(taken):
         _note(log, f"the project's installed files, from {name} (no PEP 610 record; it was "
               "installed from the environment commit's tree)")  # fmt: skip
-    found = {path: data for path, (data, dist) in files.items() if dist is None or dist in taken}
+    found: dict[str, bytes] = {}
+    for path, data, dist in files:  # the project's first, then those taken as it
+        if dist is None or dist in taken:
+            found.setdefault(path, data)
     generated = not_tracked_at(mirror, environment_commit, found)
     patch = new_files_patch({p: found[p] for p in generated}) if generated else ""
     complete = completed.exit_code == 0 and not completed.timed_out and report is not None
@@ -151,23 +154,24 @@ def _place(session: Session, found: _Found, log: Path) -> list[str]:
     return found.generated
 
 
-def _read(report: bytes | None) -> tuple[dict[str, tuple[bytes, str | None]], dict]:
-    """The listing's report: ``{path: (bytes, distribution or None)}`` of the files missing
-    from the checkout, and ``{distribution: {path: blob id}}`` of the candidates (see
-    ``installed_files.py``); nothing of a report that cannot be read."""
+def _read(report: bytes | None) -> tuple[list[tuple[str, bytes, str | None]], dict]:
+    """The listing's report: ``[(path, bytes, distribution or None)]`` of the files missing
+    from the checkout, those of the project's distribution (None) first, and
+    ``{distribution: {path: blob id}}`` of the candidates (see ``installed_files.py``);
+    nothing of a report that cannot be read."""
     try:
         data = json.loads(report or b"{}")
-        files = {
-            e["path"]: (base64.b64decode(e["data"], validate=True), e.get("dist"))
+        files = [
+            (e["path"], base64.b64decode(e["data"], validate=True), e.get("dist"))
             for e in data.get("files", [])
-        }
+        ]
         candidates = {
             str(name): {str(path): str(blob) for path, blob in paths.items()}
             for name, paths in data.get("candidates", {}).items()
         }
-        return files, candidates
+        return sorted(files, key=lambda entry: entry[2] is not None), candidates
     except (ValueError, TypeError, KeyError, AttributeError, binascii.Error):
-        return {}, {}
+        return [], {}
 
 
 def _note(log: Path, text: str) -> None:
