@@ -321,3 +321,23 @@ def test_a_distribution_is_the_projects_when_most_of_its_files_are_the_trees():
     assert not built_from({"a/__init__.py": "1", "a/x.so": "9"}, tree)  # half is not most
     assert not built_from({"a/b.py": "7", "a/c.cfg": "8", "a/__init__.py": "1"}, tree)
     assert not built_from({}, tree)
+
+
+def test_the_projects_bytes_win_over_a_candidates_for_one_path(git_repo, tmp_path):
+    base, environment_commit = _project(git_repo)
+    mirror = git_repo.path / ".git"
+
+    def entry(data: bytes, dist: str | None) -> dict:
+        return {"path": "gen/_version.py", "data": base64.b64encode(data).decode(), "dist": dist}
+
+    report = {  # another distribution (not the project's: its one file is not the tree's)
+        "files": [entry(b"v = 3\n", None), entry(b"other = 1\n", "other-1.0.dist-info")],
+        "candidates": {"other-1.0.dist-info": {"gen/_version.py": "0" * 40}},
+    }
+    tree = tmp_path / "checkout"
+    git_repo.git("worktree", "add", "-q", "--detach", str(tree), base)
+    session = _Listed(tree, None, json.dumps(report).encode(), 0)
+    session.generated_listed = False
+    placed = place_generated(session, mirror, tmp_path / "g.log", environment_commit)
+    assert placed == ["gen/_version.py"]
+    assert (tree / "gen" / "_version.py").read_bytes() == b"v = 3\n"
