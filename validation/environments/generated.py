@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from builder.core.gitutil import git
+from validation.environments.installed_files import tree
 from validation.environments.runtime import RuntimeFiles
 
 VERSION = 3
@@ -44,7 +45,7 @@ _CHUNK = 200
 
 def tracked_at(mirror: Path, commit: str, paths: Iterable[str]) -> dict[str, str]:
     """Of ``paths``, those the tree of ``commit`` (the environment commit) has → their object
-    ids."""
+    ids; a path not among them is generated."""
     paths = sorted(set(paths))
     tracked: dict[str, str] = {}
     for start in range(0, len(paths), _CHUNK):
@@ -53,15 +54,5 @@ def tracked_at(mirror: Path, commit: str, paths: Iterable[str]) -> dict[str, str
             "--literal-pathspecs", "ls-tree", "-r", "-z", commit, "--", *chunk,
             cwd=mirror, check=False,
         )  # fmt: skip
-        for entry in listing.split("\0"):
-            info, _, path = entry.partition("\t")
-            if path:
-                tracked[path] = info.split()[-1]
+        tracked.update(tree(listing))
     return tracked
-
-
-def not_tracked_at(mirror: Path, commit: str, paths: Iterable[str]) -> list[str]:
-    """The ``paths`` the tree of ``commit`` (the environment commit) does not have: generated."""
-    paths = sorted(set(paths))
-    tracked = tracked_at(mirror, commit, paths)
-    return [path for path in paths if path not in tracked]

@@ -28,12 +28,7 @@ def tracked(commit, checkout="."):
     listing = subprocess.check_output(
         ["git", "--literal-pathspecs", "ls-tree", "-r", "-z", commit], cwd=checkout
     )
-    found = {}
-    for entry in listing.split(b"\0"):
-        if entry:
-            info, _, path = entry.partition(b"\t")
-            found[path.decode("utf-8", "surrogateescape")] = info.split()[-1].decode("ascii")
-    return found
+    return installed_files.tree(listing.decode("utf-8", "surrogateescape"))
 
 
 def place(commit, checkout="."):

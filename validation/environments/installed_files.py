@@ -150,6 +150,17 @@ def listing(checkout):
     return found, candidates
 
 
+def tree(listing):
+    """Path → object id of each entry of ``listing``, the text ``git ls-tree -r -z`` printed
+    (the builder's git and an image's, which :mod:`generated_placer` runs, both read it here)."""
+    found = {}
+    for entry in listing.split("\0"):
+        info, _, path = entry.partition("\t")
+        if path:
+            found[path] = info.split()[-1]
+    return found
+
+
 def built_from(files, tracked):
     """Whether a distribution with no PEP 610 record, whose files in the checkout's packages
     are ``files`` (path → blob id), was installed from the tree ``tracked`` (path → blob id,

@@ -11,7 +11,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from validation.environments.generated import INSTALLED_FILES, not_tracked_at, tracked_at
+from validation.environments.generated import INSTALLED_FILES, tracked_at
 from validation.environments.installed_files import built_from
 from validation.runs.backends.base import Session
 from validation.runs.patches import PatchError
@@ -110,7 +110,11 @@ def _list(
     completed = session.run(command, log, TIMEOUT_S)
     report = session.read_scratch(_OUT)
     files, candidates = _read(report)
-    taken = _built_here(mirror, environment_commit, candidates)
+    # One look at the environment commit's tree serves both questions: which candidates were
+    # installed from it, and which of the files found it does not track (generated).
+    paths = {path for path, _, _ in files} | {p for listed in candidates.values() for p in listed}
+    tracked = tracked_at(mirror, environment_commit, paths)
+    taken = _built_here(candidates, tracked)
     for name in sorted(taken):
         _note(log, f"the project's installed files, from {name} (no PEP 610 record; it was "
               "installed from the environment commit's tree)")  # fmt: skip
@@ -118,22 +122,17 @@ def _list(
     for path, data, dist in files:  # the project's first, then those taken as it
         if dist is None or dist in taken:
             found.setdefault(path, data)
-    generated = not_tracked_at(mirror, environment_commit, found)
+    generated = sorted(path for path in found if path not in tracked)
     patch = new_files_patch({p: found[p] for p in generated}) if generated else ""
     complete = completed.exit_code == 0 and not completed.timed_out and report is not None
     listing_log = log.read_bytes().decode("utf-8", "replace") if log.exists() else ""
     return _Found(listing_log, generated, patch), complete
 
 
-def _built_here(
-    mirror: Path, environment_commit: str, candidates: dict[str, dict[str, str]]
-) -> set[str]:
+def _built_here(candidates: dict[str, dict[str, str]], tracked: dict[str, str]) -> set[str]:
     """The distributions with no PEP 610 record that were installed from the environment
-    commit's tree (``installed_files.built_from``): the project's, installed by an older pip."""
-    if not candidates:
-        return set()
-    paths = {path for files in candidates.values() for path in files}
-    tracked = tracked_at(mirror, environment_commit, paths)
+    commit's tree ``tracked`` (``installed_files.built_from``): the project's, installed by an
+    older pip."""
     return {name for name, files in candidates.items() if built_from(files, tracked)}
 
 

@@ -14,8 +14,9 @@ import pytest
 from builder.core.config import DockerConfig
 from tests.support import docker as docker_support
 from tests.support.tiers import DOCKER
+from validation.environments import generated_placer
 from validation.environments.environment import EnvironmentSpec
-from validation.environments.generated import GENERATED_PLACER, INSTALLED_FILES, not_tracked_at
+from validation.environments.generated import GENERATED_PLACER, INSTALLED_FILES, tracked_at
 from validation.environments.installed_files import built_from
 from validation.environments.interpreters import Interpreters
 from validation.environments.runtime import OLDEST_PYTHON
@@ -71,9 +72,21 @@ def test_files_the_environment_commit_tracks_are_source_the_others_generated(git
         "pkg/old.py",
     ]
     # pkg/mod.py: the base commit lacks it (added after it): source, as old.py is
-    assert not_tracked_at(git_repo.path, environment, candidates) == [
-        "pkg/_version.py", "pkg/version.py",
-    ]  # fmt: skip
+    tracked = tracked_at(git_repo.path, environment, candidates)
+    assert sorted(set(candidates) - set(tracked)) == ["pkg/_version.py", "pkg/version.py"]
+    assert tracked == {
+        path: git_repo.git("rev-parse", f"{environment}:{path}").strip()
+        for path in ("pkg/mod.py", "pkg/__init__.py", "pkg/old.py")
+    }
+
+
+def test_the_builder_and_an_images_placer_read_a_tree_alike(git_repo):
+    # names git would quote without -z: a space, a tab, a newline, a non-ASCII letter
+    names = ["pkg/a b.py", "pkg/tab\there.py", "pkg/new\nline.py", "pkg/ünï.py", "pkg/x.py"]
+    commit = git_repo.commit({name: f"# {index}\n" for index, name in enumerate(names)})
+    ids = {name: git_repo.git("rev-parse", f"{commit}:{name}").strip() for name in names}
+    assert tracked_at(git_repo.path, commit, names) == ids
+    assert generated_placer.tracked(commit, str(git_repo.path)) == ids
 
 
 def _project(git_repo) -> tuple[str, str]:
