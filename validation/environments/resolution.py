@@ -7,7 +7,7 @@ import dataclasses
 import datetime as dt
 import json
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,13 @@ from packaging.version import InvalidVersion, Version
 
 from builder.core.config import PythonChoice, ValidationConfig
 from builder.core.records import Candidate
-from validation.environments import base_requirements, generated, services, stdlib_needs
+from validation.environments import (
+    base_requirements,
+    generated,
+    services,
+    stdlib_needs,
+    version_skips,
+)
 from validation.environments.environment import (
     BUILD_TOOLS,
     KEY_VERSION,
@@ -65,7 +71,7 @@ from validation.environments.versioning import (
     version_tag_commit,
 )
 
-RESOLUTION_VERSION = 9
+RESOLUTION_VERSION = 10
 """Bump when :func:`resolve` chooses differently (a Python, a date): validation results are
 recomputed, and only the environments whose spec changed are rebuilt (their keys change).
 2: a Python the project's CI tested keeps the environment's own date. 3: an inferred spec's
@@ -76,7 +82,9 @@ constraint (``free_build_tools``); what the machine lacks to build is its fault,
 verdict (results stored as ``environment_failed`` for it are recomputed). 7: a reference
 environment gets no optional package its file lacks. 8: a ``requires-python`` bound on a patch
 release (``>=3.7.2``) admits that minor (``interpreters.minor_allowed``). 9: only a Python that
-has the standard-library modules the golden tests start to import (``stdlib_needs``)."""
+has the standard-library modules the golden tests start to import (``stdlib_needs``). 10: of
+those, the ones that run the most golden tests that carry a skip on the Python version
+(``version_skips``)."""
 INFERRED = "inferred"
 """The ``spec_source`` of a spec inferred from the project's files."""
 
@@ -158,6 +166,7 @@ def resolve(
     requires_python: str | None = None,
     python: str | None = None,
     stdlib_modules: Iterable[str] = (),
+    golden_skips: Sequence[version_skips.VersionSkip] = (),
 ) -> Resolution:
     """The EnvironmentSpec of one candidate: its version, entry, environment commit, Python, date.
 
@@ -167,7 +176,9 @@ def resolve(
     one repo@version then share it. Unset Python: the newest one the project's CI tested at
     the environment commit, else one its classifiers name (see ``project_python``), else the
     era's (see ``era_python``), among the available Pythons that have ``stdlib_modules`` (the
-    standard-library modules the golden tests start to import: ``stdlib_needs``). ``python``:
+    standard-library modules the golden tests start to import: ``stdlib_needs``) and, of those,
+    the ones that run the most of the golden tests with a skip on the Python version
+    (``golden_skips``: ``version_skips``). ``python``:
     the caller's choice, over the spec's (a reference environment's, see
     :meth:`EnvironmentResolver.resolve`).
     """
@@ -184,7 +195,9 @@ def resolve(
     if python is None:
         if requires_python is None:
             requires_python = requires_python_at(mirror, setup_commit)
-        available = stdlib_needs.able(available_pythons, stdlib_modules)
+        available = version_skips.runnable(
+            stdlib_needs.able(available_pythons, stdlib_modules), golden_skips
+        )
         named_pythons = project_pythons(mirror, setup_commit)
         tested = {p.version for p in named_pythons if p.source in TESTED}
         named = project_python(
@@ -459,6 +472,9 @@ class EnvironmentResolver:
             spec_source=source,
             python=reference.python if reference else None,
             stdlib_modules=stdlib_needs.needed_modules(record.test_patch),
+            golden_skips=version_skips.golden_skips(
+                record.test_patch, lambda path: show(mirror, record.base_commit, path)
+            ),
         )
         resolution = self._with_services(resolution, repo_spec, record, mirror)
         resolution = _with_fixture_plugins(resolution, record, mirror)

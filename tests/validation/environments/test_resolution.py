@@ -59,6 +59,36 @@ def test_a_golden_test_importing_a_newer_standard_module_gets_a_python_that_has_
     assert gone.spec.python == "3.10"  # 3.12 lacks it: the tested median of 3.9-3.11 stays
 
 
+def test_a_golden_test_skipped_on_the_median_python_gets_one_that_runs_it(git_repo, tmp_path):
+    """CI tested 3.8-3.11 (median 3.10); the golden test the patch changes is skipped from 3.10
+    on (its decorator is no line of the patch): of the tested Pythons that run it, the median,
+    3.9. A change to a test with no such skip keeps 3.10."""
+    test = (
+        "import sys\nimport pytest\n\n\n"
+        "@pytest.mark.skipif(sys.version_info >= (3, 10), reason='old API')\n"
+        "def test_old():\n    assert 1\n\n\ndef test_any():\n    assert 1\n"
+    )
+    base = git_repo.commit({"setup.py": "setup(name='w')\n", "tests/test_w.py": test,
+                            "tox.ini": "[tox]\nenvlist = py{38,39,310,311}\n"})  # fmt: skip
+
+    def change(line: int) -> str:
+        lines = test.splitlines()
+        return (
+            "--- a/tests/test_w.py\n+++ b/tests/test_w.py\n"
+            f"@@ -{line},1 +{line},1 @@\n-{lines[line - 1]}\n+    assert 2\n"
+        )
+
+    resolver = EnvironmentResolver(
+        ValidationConfig(bundled_specs=False), tmp_path, lambda: AVAILABLE
+    )
+    old = resolver.resolve(candidate(repo="acme/w", base_commit=base, test_patch=change(7)),
+                           git_repo.path)  # fmt: skip
+    assert (old.spec.python, old.python_source) == ("3.9", "tox envlist")
+    other = resolver.resolve(candidate(repo="acme/w", base_commit=base, test_patch=change(11)),
+                             git_repo.path)  # fmt: skip
+    assert other.spec.python == "3.10"
+
+
 def test_the_projects_pins_are_floors_on_a_python_its_ci_did_not_test(git_repo):
     # CI tested 3.3 only, which is not available: the era's Python runs it, where pytest 2.3.4
     # (the project's pin of 2013) cannot

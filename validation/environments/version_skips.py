@@ -1,0 +1,238 @@
+"""Which Pythons run the golden tests that carry a skip on the Python version.
+
+A golden test marked ``@pytest.mark.skipif(sys.version_info < (3, 8), ...)`` is skipped on 3.7
+whatever the fix: on a Python chosen among the project's (the median of its CI's) below 3.8 it
+is no ``FAIL_TO_PASS`` test. Read from the test files as the test patch leaves them: every test
+function whose lines (decorators included) the patch adds to, with the skips on it, on the
+classes around it and in their and the module's ``pytestmark``. A skip is understood when its
+condition is made of comparisons of ``sys.version_info`` (or a slice of it) with a tuple of
+integers, joined by ``and``, ``or`` and ``not``; as ``pytest.mark.skipif``, ``unittest.skipIf``
+or ``unittest.skipUnless``, the condition an expression or pytest's string form. Any other
+condition is left out: the test is taken to run.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import operator
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import unidiff
+
+Condition = tuple[Any, ...]
+"""``("cmp", op, version, length)``: ``sys.version_info[:length]`` (5: all of it) compared with
+``version`` by ``op``; ``("and", parts)``, ``("or", parts)`` or ``("not", part)``."""
+
+_OPS: dict[type, str] = {
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+}  # fmt: skip
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+_COMPARE: dict[str, Callable[[object, object], bool]] = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq, "!=": operator.ne,
+}  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class VersionSkip:
+    """A golden test the test patch touches, and the conditions on the Python version under
+    which it is skipped (any one true skips it)."""
+
+    test: str
+    skipped_when: tuple[Condition, ...]
+
+
+def golden_skips(test_patch: str, base_text: Callable[[str], str | None]) -> list[VersionSkip]:
+    """The tests the patch touches that carry an understood skip on the Python version, given
+    ``base_text`` (a path's text at the base commit, None when it has none). A file whose patch
+    does not apply to that text, or that is not Python 3 syntax, gives none."""
+    try:
+        patch = unidiff.PatchSet(test_patch)
+    except unidiff.UnidiffParseError:
+        return []
+    found: list[VersionSkip] = []
+    for patched in patch:
+        path = patched.path
+        if patched.is_removed_file or not path.endswith(".py"):
+            continue
+        before = "" if patched.is_added_file else base_text(path)
+        after = None if before is None else _apply(before, patched)
+        if after is None:
+            continue
+        added = {line.target_line_no for hunk in patched for line in hunk if line.is_added}
+        try:
+            module = ast.parse(after)
+        except (SyntaxError, ValueError):
+            continue
+        found.extend(_skips(module, added, path))
+    return found
+
+
+def runnable(pythons: Iterable[str], skips: Sequence[VersionSkip]) -> list[str]:
+    """The ``pythons`` (``X.Y``) that run the most of the tests of ``skips``; all of them when
+    there are none, or when every one runs as many."""
+    pythons = list(pythons)
+    if not skips:
+        return pythons
+    counts = {python: sum(1 for skip in skips if not _skipped(skip, python)) for python in pythons}
+    best = max(counts.values(), default=0)
+    return [python for python in pythons if counts[python] == best]
+
+
+def _skipped(skip: VersionSkip, python: str) -> bool:
+    major, minor = (int(part) for part in python.split(".")[:2])
+    return any(_holds(condition, (major, minor)) for condition in skip.skipped_when)
+
+
+def _holds(condition: Condition, minor: tuple[int, int]) -> bool:
+    kind = condition[0]
+    if kind == "cmp":
+        _, op, version, length = condition
+        # a release X.Y.0 as sys.version_info gives it (major, minor, micro, level, serial); a
+        # bound on a micro version other than 0, or past the micro, is never kept (_condition)
+        return _COMPARE[op]((*minor, 0, "final", 0)[:length], version)
+    if kind == "not":
+        return not _holds(condition[1], minor)
+    parts = condition[1]
+    return (
+        all(_holds(p, minor) for p in parts)
+        if kind == "and"
+        else any(_holds(p, minor) for p in parts)
+    )
+
+
+def _apply(text: str, patched: unidiff.PatchedFile) -> str | None:
+    """``text`` with the hunks of ``patched`` applied, or None when a hunk does not match."""
+    source = text.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    for hunk in patched:
+        start = max(hunk.source_start - 1, 0)
+        if start < at or start > len(source):
+            return None
+        out.extend(source[at:start])
+        at = start
+        for line in hunk:
+            if line.is_context or line.is_removed:
+                if at >= len(source) or source[at].rstrip("\r\n") != line.value.rstrip("\r\n"):
+                    return None
+                at += 1
+            if line.is_context or line.is_added:
+                out.append(line.value)
+    out.extend(source[at:])
+    return "".join(out)
+
+
+def _skips(module: ast.Module, added: set[int], path: str) -> list[VersionSkip]:
+    found: list[VersionSkip] = []
+
+    def visit(body: list[ast.stmt], outer: tuple[Condition, ...], prefix: str) -> None:
+        conditions = outer + _pytestmark(body)
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                own = tuple(c for d in node.decorator_list for c in _decorator_conditions(d))
+                visit(node.body, conditions + own, f"{prefix}{node.name}::")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                last = node.end_lineno or node.lineno
+                if not any(first <= line <= last for line in added):
+                    continue
+                own = tuple(c for d in node.decorator_list for c in _decorator_conditions(d))
+                if conditions + own:
+                    found.append(VersionSkip(f"{prefix}{node.name}", conditions + own))
+
+    visit(module.body, (), f"{path}::")
+    return found
+
+
+def _pytestmark(body: list[ast.stmt]) -> tuple[Condition, ...]:
+    conditions: list[Condition] = []
+    for node in body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
+        ):
+            marks = (
+                node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+            )
+            for mark in marks:
+                conditions.extend(_decorator_conditions(mark))
+    return tuple(conditions)
+
+
+def _decorator_conditions(node: ast.expr) -> list[Condition]:
+    """The skip condition of a ``skipif``/``skipIf``/``skipUnless`` call, when understood."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return []
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    if name not in ("skipif", "skipIf", "skipUnless"):
+        return []
+    argument = node.args[0]
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        try:
+            argument = ast.parse(argument.value.strip(), mode="eval").body
+        except SyntaxError:
+            return []
+    condition = _condition(argument)
+    if condition is None:
+        return []
+    return [("not", condition) if name == "skipUnless" else condition]
+
+
+def _condition(node: ast.expr) -> Condition | None:
+    if isinstance(node, ast.BoolOp):
+        parts = tuple(_condition(value) for value in node.values)
+        if any(part is None for part in parts):
+            return None
+        return ("and" if isinstance(node.op, ast.And) else "or", parts)  # type: ignore[return-value]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _condition(node.operand)
+        return None if inner is None else ("not", inner)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op = _OPS.get(type(node.ops[0]))
+        left, right = node.left, node.comparators[0]
+        if op is None:
+            return None
+        if _version_info(right) is not None and _version_info(left) is None:
+            left, right, op = right, left, _FLIPPED[op]
+        length, version = _version_info(left), _int_tuple(right)
+        if length is None or version is None or len(version) > 3 or any(version[2:3]):
+            return None
+        return ("cmp", op, version, length)
+    return None
+
+
+def _version_info(node: ast.expr) -> int | None:
+    """How many fields of ``sys.version_info`` ``node`` is (5: all; ``[:2]``: 2), or None when
+    it is something else."""
+    length = 5
+    if isinstance(node, ast.Subscript):
+        bounds = node.slice
+        if not isinstance(bounds, ast.Slice) or bounds.step is not None:
+            return None
+        lower, upper = bounds.lower, bounds.upper
+        if lower is not None and not (isinstance(lower, ast.Constant) and lower.value == 0):
+            return None
+        if upper is not None:
+            if not (isinstance(upper, ast.Constant) and type(upper.value) is int):
+                return None
+            length = min(max(upper.value, 0), 5)
+        node = node.value
+    if (
+        isinstance(node, ast.Attribute)
+        and node.attr == "version_info"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "sys"
+    ):
+        return length
+    return None
+
+
+def _int_tuple(node: ast.expr) -> tuple[int, ...] | None:
+    if not isinstance(node, ast.Tuple) or not node.elts:
+        return None
+    values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+    if len(values) != len(node.elts) or not all(type(v) is int for v in values):
+        return None
+    return tuple(values)
