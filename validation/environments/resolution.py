@@ -82,9 +82,9 @@ constraint (``free_build_tools``); what the machine lacks to build is its fault,
 verdict (results stored as ``environment_failed`` for it are recomputed). 7: a reference
 environment gets no optional package its file lacks. 8: a ``requires-python`` bound on a patch
 release (``>=3.7.2``) admits that minor (``interpreters.minor_allowed``). 9: only a Python that
-has the standard-library modules the golden tests start to import (``stdlib_needs``). 10: of
-those, the ones that run the most golden tests that carry a skip on the Python version
-(``version_skips``)."""
+has the standard-library modules the golden tests start to import (``stdlib_needs``). 10: when
+the one chosen skips a golden test with a skip on the Python version that another runs, the
+same rule among those that run the most of them (``version_skips``)."""
 INFERRED = "inferred"
 """The ``spec_source`` of a spec inferred from the project's files."""
 
@@ -176,9 +176,10 @@ def resolve(
     one repo@version then share it. Unset Python: the newest one the project's CI tested at
     the environment commit, else one its classifiers name (see ``project_python``), else the
     era's (see ``era_python``), among the available Pythons that have ``stdlib_modules`` (the
-    standard-library modules the golden tests start to import: ``stdlib_needs``) and, of those,
-    the ones that run the most of the golden tests with a skip on the Python version
-    (``golden_skips``: ``version_skips``). ``python``:
+    standard-library modules the golden tests start to import: ``stdlib_needs``); when the one
+    chosen so skips one of ``golden_skips`` (golden tests with a skip on the Python version:
+    ``version_skips``) that another runs, the same rule among those that run the most of them.
+    ``python``:
     the caller's choice, over the spec's (a reference environment's, see
     :meth:`EnvironmentResolver.resolve`).
     """
@@ -195,27 +196,32 @@ def resolve(
     if python is None:
         if requires_python is None:
             requires_python = requires_python_at(mirror, setup_commit)
-        available = version_skips.runnable(
-            stdlib_needs.able(available_pythons, stdlib_modules), golden_skips
-        )
+        available = stdlib_needs.able(available_pythons, stdlib_modules)
         named_pythons = project_pythons(mirror, setup_commit)
         tested = {p.version for p in named_pythons if p.source in TESTED}
-        named = project_python(
-            named_pythons,
-            available,
-            date=date.date(),
-            requires_python=requires_python,
-            choice=python_choice,
-        )
-        if named is not None:
-            python, python_source = named.version, named.source
-        else:
-            python, python_source = (
-                era_python(
-                    date.date(), available, requires_python=requires_python, lag_days=era_lag_days
-                ),
-                "era",
+
+        def choose(pythons: list[str]) -> tuple[str | None, str]:
+            named = project_python(
+                named_pythons,
+                pythons,
+                date=date.date(),
+                requires_python=requires_python,
+                choice=python_choice,
             )
+            if named is not None:
+                return named.version, named.source
+            era = era_python(
+                date.date(), pythons, requires_python=requires_python, lag_days=era_lag_days
+            )
+            return era, "era"
+
+        python, python_source = choose(available)
+        runs = version_skips.runnable(available, golden_skips)
+        if python is not None and python not in runs:
+            # it skips a golden test another Python runs: the same rule among those
+            moved, moved_source = choose(runs)
+            if moved is not None:
+                python, python_source = moved, moved_source
         if python is None:
             raise SpecError(
                 f"{repo_spec.repo}@{version}: no Python available for the era of {date:%Y-%m-%d}"

@@ -104,25 +104,35 @@ def _holds(condition: Condition, minor: tuple[int, int]) -> bool:
 
 
 def _apply(text: str, patched: unidiff.PatchedFile) -> str | None:
-    """``text`` with the hunks of ``patched`` applied, or None when a hunk does not match."""
+    """``text`` with the hunks of ``patched`` applied, or None when a hunk matches nowhere. As
+    ``git apply`` does, a hunk whose lines are not at the line it names is looked for at the
+    nearest place after the previous hunk where all its lines match."""
     source = text.splitlines(keepends=True)
     out: list[str] = []
     at = 0
     for hunk in patched:
-        start = max(hunk.source_start - 1, 0)
-        if start < at or start > len(source):
+        old = [line.value.rstrip("\r\n") for line in hunk if line.is_context or line.is_removed]
+        start = _find(source, old, max(hunk.source_start - 1, 0), at)
+        if start is None:
             return None
         out.extend(source[at:start])
-        at = start
-        for line in hunk:
-            if line.is_context or line.is_removed:
-                if at >= len(source) or source[at].rstrip("\r\n") != line.value.rstrip("\r\n"):
-                    return None
-                at += 1
-            if line.is_context or line.is_added:
-                out.append(line.value)
+        out.extend(line.value for line in hunk if line.is_context or line.is_added)
+        at = start + len(old)
     out.extend(source[at:])
     return "".join(out)
+
+
+def _find(source: list[str], old: list[str], expected: int, first: int) -> int | None:
+    """The place nearest ``expected``, not before ``first``, where ``old`` are ``source``'s
+    lines."""
+    last = len(source) - len(old)
+    for distance in range(max(expected - first, last - expected, 0) + 1):
+        for start in (expected - distance, expected + distance):
+            if first <= start <= last and all(
+                source[start + i].rstrip("\r\n") == line for i, line in enumerate(old)
+            ):
+                return start
+    return None
 
 
 def _skips(module: ast.Module, added: set[int], path: str) -> list[VersionSkip]:

@@ -120,6 +120,13 @@ def test_a_new_test_file_and_flipped_comparisons_and_and():
     assert runnable(["3.9", "3.10"], skips) == ["3.9", "3.10"]  # 3.2+ everywhere: never skipped
 
 
+def test_a_hunk_away_from_the_line_it_names_is_found_as_git_apply_finds_it():
+    # the base commit has two lines more above the test than the patch was made on
+    shifted = "# one\n# two\n" + BASE
+    skips = golden_skips(_patch(9, "    assert True", "    assert 1"), lambda _: shifted)
+    assert [skip.test for skip in skips] == ["tests/test_x.py::test_positional_only"]
+
+
 def test_what_cannot_be_read_gives_nothing():
     change = _patch(9, "    assert True", "    assert 1")
     assert golden_skips(change, lambda _: None) == []  # no such file at the base commit
