@@ -12,7 +12,11 @@ Read statically from the test files as the test patch leaves them (never importe
 - every ``importorskip("name")``-like call in it (a call of a name ending in ``importorskip``
   with a literal first argument);
 - the project's skip markers it imports: ``from pkg.tests import requires_dask`` where
-  ``pkg/tests`` (a module of the checkout) binds ``requires_dask`` from such a call.
+  ``pkg/tests`` (a module of the checkout) binds ``requires_dask`` from such a call, or as a
+  skip mark whose condition reads a flag set by trying an import (``requires_tables =
+  pytest.mark.skipif(not has_tables, ...)``, pvlib's ``conftest.py``); a bare module name is
+  also looked for beside the test file and in the folders above it, as pytest puts them on
+  ``sys.path`` (``from conftest import requires_tables``).
 
 Standard-library modules, relative imports and any name the checkout has as a module or
 package anywhere (a test helper on ``sys.path``) are left out. What remains is probed with the
@@ -33,7 +37,7 @@ from pathlib import Path
 
 import tomllib
 
-VERSION = 6
+VERSION = 7
 """In the validation fingerprint: bump when what is added changes (results are recomputed)."""
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {
@@ -144,15 +148,20 @@ def _importorskip(node: ast.AST) -> str | None:
 
 def _markers(path: Path) -> dict[str, str]:
     """Names a module binds at module level from an ``importorskip``-like call → its module
-    (``has_dask, requires_dask = _importorskip("dask")``)."""
+    (``has_dask, requires_dask = _importorskip("dask")``), and skip marks whose condition
+    reads a flag the module sets by trying an import (``requires_tables =
+    pytest.mark.skipif(not has_tables, ...)`` after ``try: import tables; has_tables = True
+    except ImportError: has_tables = False``, or a ``def has_numba():`` that returns whether
+    ``import numba`` worked) → that import's module."""
     module = _parse(path)
     if module is None:
         return {}
+    flags = _import_flags(module)
     found: dict[str, str] = {}
     for node in module.body:
         if not isinstance(node, ast.Assign):
             continue
-        skipped = _importorskip(node.value)
+        skipped = _importorskip(node.value) or _flag_mark(node.value, flags)
         if skipped is None:
             continue
         for target in node.targets:
@@ -161,6 +170,83 @@ def _markers(path: Path) -> dict[str, str]:
                 if isinstance(name, ast.Name):
                     found[name.id] = skipped
     return found
+
+
+_SKIP_MARKS = ("skipif", "skipIf", "skipUnless")
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def _import_flags(module: ast.Module) -> dict[str, str]:
+    """Flags a module sets at module level from trying one import → that import's module:
+    ``try: import m; has_m = True`` with an ``except ImportError`` that sets it False, or a
+    function whose ``try`` imports ``m`` and returns True (its name is the flag)."""
+    flags: dict[str, str] = {}
+    for node in module.body:
+        if isinstance(node, ast.Try):
+            imported = _tried_import(node)
+            if imported is None:
+                continue
+            for statement in node.body:
+                if isinstance(statement, ast.Assign) and _is_constant(statement.value, True):
+                    for target in statement.targets:
+                        if isinstance(target, ast.Name):
+                            flags[target.id] = imported
+        elif isinstance(node, ast.FunctionDef):
+            for statement in node.body:
+                if isinstance(statement, ast.Try):
+                    imported = _tried_import(statement)
+                    returns = [s for s in ast.walk(statement) if isinstance(s, ast.Return)]
+                    if imported and any(_is_constant(r.value, True) for r in returns):
+                        flags[node.name] = imported
+    return flags
+
+
+def _tried_import(node: ast.Try) -> str | None:
+    """The module a ``try`` imports first, when one of its handlers catches an import error
+    (or anything)."""
+    catches = any(
+        handler.type is None
+        or any(
+            isinstance(kind, ast.Name) and kind.id in (*_IMPORT_ERRORS, "Exception")
+            for kind in (
+                handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            )
+        )
+        for handler in node.handlers
+    )
+    if not catches:
+        return None
+    for statement in node.body:
+        if isinstance(statement, ast.Import):
+            return statement.names[0].name
+        if isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+            return statement.module
+    return None
+
+
+def _is_constant(node: ast.expr | None, value: object) -> bool:
+    return isinstance(node, ast.Constant) and node.value is value
+
+
+def _flag_mark(node: ast.expr, flags: dict[str, str]) -> str | None:
+    """The module of the flag a skip mark's condition reads (``skipif(not has_tables)``,
+    ``skipUnless(has_numba())``, pytest's string form ``skipif("not has_tables")``)."""
+    if not flags or not isinstance(node, ast.Call) or not node.args:
+        return None
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if called not in _SKIP_MARKS:
+        return None
+    condition = node.args[0]
+    if isinstance(condition, ast.Constant) and isinstance(condition.value, str):
+        try:
+            condition = ast.parse(condition.value.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+    for part in ast.walk(condition):
+        if isinstance(part, ast.Name) and part.id in flags:
+            return flags[part.id]
+    return None
 
 
 def _local_module(tree: Path, test_file: str, node: ast.ImportFrom) -> Path | None:
@@ -173,7 +259,11 @@ def _local_module(tree: Path, test_file: str, node: ast.ImportFrom) -> Path | No
         roots = [tree]
     else:
         parts = (node.module or "").split(".")
-        roots = [tree, tree / "src", tree / "lib"]
+        # pytest puts a test file's folder (or the first one up without __init__.py) on
+        # sys.path: ``from conftest import requires_scipy`` beside it
+        folder = (tree / test_file).parent
+        ancestors = [folder, *folder.parents[: len(Path(test_file).parts) - 1]]
+        roots = [tree, tree / "src", tree / "lib", *(a for a in ancestors if a != tree)]
     for root in roots:
         stem = root.joinpath(*parts)
         for candidate in (stem / "__init__.py", stem.with_suffix(".py")):

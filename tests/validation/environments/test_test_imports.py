@@ -88,6 +88,73 @@ def test_module_level_imports_importorskip_and_the_projects_markers(tmp_path):
     # a marker the file does not import (zarr)
 
 
+CONFTEST = """
+import platform
+import pytest
+
+try:
+    import tables
+    has_tables = True
+except ImportError:
+    has_tables = False
+
+requires_tables = pytest.mark.skipif(not has_tables, reason='requires tables')
+
+try:
+    from siphon.ncss import NCSS
+    has_siphon = True
+except (ImportError, OSError):
+    has_siphon = False
+
+requires_siphon = pytest.mark.skipif("not has_siphon")
+
+
+def has_numba():
+    try:
+        import numba
+    except ImportError:
+        return False
+    else:
+        return True
+
+
+requires_numba = pytest.mark.skipif(not has_numba(), reason="requires numba")
+skip_windows = pytest.mark.skipif(platform.system() == "Windows", reason="windows")
+requires_fast = pytest.mark.skipif(not is_fast, reason="a flag no import sets")
+
+try:
+    import pandas
+    pandas_ok = pandas.__version__ > "1"
+except ImportError:
+    pandas_ok = False
+
+requires_new_pandas = pytest.mark.skipif(not pandas_ok, reason="set from a version")
+"""
+
+
+def test_skip_marks_on_a_flag_set_by_trying_an_import_in_a_conftest_beside_the_tests(tmp_path):
+    """pvlib's idiom: ``conftest.py`` sets ``has_tables`` by trying the import and makes
+    ``requires_tables`` a skipif on it; the tests import it by the bare name ``conftest``."""
+    repo = GitRepo(tmp_path / "r")
+    test = (
+        "from conftest import requires_tables, requires_numba, skip_windows, requires_fast\n"
+        "from .conftest import requires_siphon, requires_new_pandas\n"
+    )
+    repo.commit(
+        {
+            "pvlib/__init__.py": "",
+            "pvlib/tests/conftest.py": CONFTEST,
+            "pvlib/tests/test_a.py": test,
+        }
+    )
+    assert wanted_modules(repo.path, ["pvlib/tests/test_a.py"]) == {
+        "numba": "pvlib/tests/test_a.py:1 (requires_numba)",
+        "siphon.ncss": "pvlib/tests/test_a.py:2 (requires_siphon)",
+        "tables": "pvlib/tests/test_a.py:1 (requires_tables)",
+    }
+    # skip_windows and requires_fast read no flag of an import; pandas_ok is not set True
+
+
 def test_a_missing_syntax_broken_or_linked_file_wants_nothing(tmp_path):
     repo = GitRepo(tmp_path / "r")
     repo.commit({"tests/test_bad.py": "import numpy\ndef (:\n", "x.py": "import numpy\n"})
