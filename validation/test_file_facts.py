@@ -8,6 +8,8 @@ import json
 import sys
 from collections.abc import Callable, Iterable
 
+from builder.core.python_source import parse
+
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 _MODULE_SETUP = frozenset({"setup_module", "setUpModule"})
 """Functions run once for the whole module: an ``importorskip`` there skips every test of it
@@ -23,9 +25,8 @@ def optional_imports(source: str) -> list[str]:
     through ``pytest.importorskip("name")`` (also in ``setup_module``, which runs for the whole
     module); standard library modules (a fallback for an older Python) left out. Empty for a
     file that does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = parse(source)
+    if not isinstance(tree, ast.Module):
         return []
     found: set[str] = set()
     for node in tree.body:
@@ -69,9 +70,8 @@ def recorded(
 def last_test(source: str) -> str | None:
     """The name of the last module-level ``test*`` function of ``source`` (sympy's runner runs
     a file's tests in the order of their lines); None when it has none or does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = parse(source)
+    if not isinstance(tree, ast.Module):
         return None
     names = [
         node.name

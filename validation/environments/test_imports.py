@@ -37,6 +37,8 @@ from pathlib import Path
 
 import tomllib
 
+from builder.core.python_source import parse
+
 VERSION = 7
 """In the validation fingerprint: bump when what is added changes (results are recomputed)."""
 
@@ -128,9 +130,11 @@ def _parse(path: Path) -> ast.Module | None:
     try:
         if path.is_symlink() or not path.is_file():
             return None
-        return ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+        source = path.read_bytes()
+    except OSError:
         return None
+    tree = parse(source)
+    return tree if isinstance(tree, ast.Module) else None
 
 
 def _importorskip(node: ast.AST) -> str | None:
@@ -239,10 +243,10 @@ def _flag_mark(node: ast.expr, flags: dict[str, str]) -> str | None:
         return None
     condition = node.args[0]
     if isinstance(condition, ast.Constant) and isinstance(condition.value, str):
-        try:
-            condition = ast.parse(condition.value.strip(), mode="eval").body
-        except SyntaxError:
+        expression = parse(condition.value.strip(), mode="eval")
+        if not isinstance(expression, ast.Expression):
             return None
+        condition = expression.body
     for part in ast.walk(condition):
         if isinstance(part, ast.Name) and part.id in flags:
             return flags[part.id]

@@ -21,6 +21,8 @@ from typing import Any
 
 import unidiff
 
+from builder.core.python_source import parse
+
 Condition = tuple[Any, ...]
 """``("cmp", op, version, length)``: ``sys.version_info[:length]`` (5: all of it) compared with
 ``version`` by ``op``; ``("and", parts)``, ``("or", parts)`` or ``("not", part)``."""
@@ -62,11 +64,13 @@ def golden_skips(test_patch: str, base_text: Callable[[str], str | None]) -> lis
         if after is None:
             continue
         added = {line.target_line_no for hunk in patched for line in hunk if line.is_added}
-        try:
-            module = ast.parse(after)
-        except (SyntaxError, ValueError):
+        module = parse(after)
+        if not isinstance(module, ast.Module):
             continue
-        found.extend(_skips(module, added, path))
+        try:
+            found.extend(_skips(module, added, path))
+        except RecursionError:  # classes or conditions nested past the stack: not understood
+            continue
     return found
 
 
@@ -83,7 +87,10 @@ def runnable(pythons: Iterable[str], skips: Sequence[VersionSkip]) -> list[str]:
 
 def _skipped(skip: VersionSkip, python: str) -> bool:
     major, minor = (int(part) for part in python.split(".")[:2])
-    return any(_holds(condition, (major, minor)) for condition in skip.skipped_when)
+    try:
+        return any(_holds(condition, (major, minor)) for condition in skip.skipped_when)
+    except RecursionError:  # a condition nested past the stack: taken as not skipping
+        return False
 
 
 def _holds(condition: Condition, minor: tuple[int, int]) -> bool:
@@ -180,10 +187,10 @@ def _decorator_conditions(node: ast.expr) -> list[Condition]:
         return []
     argument = node.args[0]
     if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-        try:
-            argument = ast.parse(argument.value.strip(), mode="eval").body
-        except SyntaxError:
+        expression = parse(argument.value.strip(), mode="eval")
+        if not isinstance(expression, ast.Expression):
             return []
+        argument = expression.body
     condition = _condition(argument)
     if condition is None:
         return []

@@ -157,9 +157,16 @@ def test_skip_marks_on_a_flag_set_by_trying_an_import_in_a_conftest_beside_the_t
 
 def test_a_missing_syntax_broken_or_linked_file_wants_nothing(tmp_path):
     repo = GitRepo(tmp_path / "r")
-    repo.commit({"tests/test_bad.py": "import numpy\ndef (:\n", "x.py": "import numpy\n"})
+    deep = "import numpy\nx = " + "not " * 100_000 + "y\n"  # past the parser's stack
+    repo.commit(
+        {
+            "tests/test_bad.py": "import numpy\ndef (:\n",
+            "tests/test_deep.py": deep,
+            "x.py": "import numpy\n",
+        }
+    )
     os.symlink(repo.path / "x.py", repo.path / "tests" / "test_link.py")
-    files = ["tests/test_bad.py", "tests/test_link.py", "tests/test_gone.py"]
+    files = ["tests/test_bad.py", "tests/test_deep.py", "tests/test_link.py", "tests/test_gone.py"]
     assert wanted_modules(repo.path, files) == {}
 
 

@@ -136,3 +136,15 @@ def test_what_cannot_be_read_gives_nothing():
     # a micro-version bound (3.7.2) says nothing about a minor: not understood
     micro = BASE.replace("(3, 8)", "(3, 7, 2)")
     assert golden_skips(change, lambda _: micro) == []
+
+
+def test_a_condition_nested_past_the_stack_is_not_understood_and_nothing_crashes():
+    # a hostile test patch: a skipif whose condition is 2,000 nested nots parses, but reading
+    # it recursively would exhaust the stack; 100,000 do not parse at all
+    for depth in (2_000, 100_000):
+        condition = "not " * depth + "sys.version_info < (3, 8)"
+        text = f"import sys, pytest\n@pytest.mark.skipif({condition})\ndef test_x():\n    pass\n"
+        path = "tests/test_deep.py"
+        patch = f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,4 @@\n"
+        patch += "".join(f"+{line}\n" for line in text.splitlines())
+        assert golden_skips(patch, lambda _: None) == []
