@@ -14,9 +14,10 @@ condition is left out: the test is taken to run.
 from __future__ import annotations
 
 import ast
+import bisect
 import dataclasses
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import unidiff
@@ -60,10 +61,10 @@ def golden_skips(test_patch: str, base_text: Callable[[str], str | None]) -> lis
         if patched.is_removed_file or not path.endswith(".py"):
             continue
         before = "" if patched.is_added_file else base_text(path)
-        after = None if before is None else _apply(before, patched)
-        if after is None:
+        applied = None if before is None else _apply(before, patched)
+        if applied is None:
             continue
-        added = {line.target_line_no for hunk in patched for line in hunk if line.is_added}
+        after, added = applied
         module = parse(after)
         if not isinstance(module, ast.Module):
             continue
@@ -110,39 +111,75 @@ def _holds(condition: Condition, minor: tuple[int, int]) -> bool:
     )
 
 
-def _apply(text: str, patched: unidiff.PatchedFile) -> str | None:
-    """``text`` with the hunks of ``patched`` applied, or None when a hunk matches nowhere. As
-    ``git apply`` does, a hunk whose lines are not at the line it names is looked for at the
-    nearest place after the previous hunk where all its lines match."""
+_SEARCH_BUDGET = 2_000_000
+"""Lines compared at most while placing one file's hunks: a patch whose hunks name the wrong
+lines over and over in a long file (an untrusted record's) is not applied, rather than
+searched for minutes."""
+
+
+def _apply(text: str, patched: unidiff.PatchedFile) -> tuple[str, list[int]] | None:
+    """``text`` with the hunks of ``patched`` applied and the numbers of the lines they added
+    there (sorted), or None when a hunk matches nowhere (or not within
+    :data:`_SEARCH_BUDGET`). As ``git apply`` does, a hunk whose lines are not at the line it
+    names is looked for at the nearest place after the previous hunk where all its lines
+    match; its added lines are numbered where it lands."""
     source = text.splitlines(keepends=True)
+    stripped = [line.rstrip("\r\n") for line in source]
+    budget = [_SEARCH_BUDGET]
+    added: list[int] = []
     out: list[str] = []
     at = 0
     for hunk in patched:
         old = [line.value.rstrip("\r\n") for line in hunk if line.is_context or line.is_removed]
-        start = _find(source, old, max(hunk.source_start - 1, 0), at)
+        start = _find(stripped, old, max(hunk.source_start - 1, 0), at, budget)
         if start is None:
             return None
         out.extend(source[at:start])
-        out.extend(line.value for line in hunk if line.is_context or line.is_added)
+        for line in hunk:
+            if line.is_added:
+                added.append(len(out) + 1)
+            if line.is_context or line.is_added:
+                out.append(line.value)
         at = start + len(old)
     out.extend(source[at:])
-    return "".join(out)
+    return "".join(out), added
 
 
-def _find(source: list[str], old: list[str], expected: int, first: int) -> int | None:
-    """The place nearest ``expected``, not before ``first``, where ``old`` are ``source``'s
-    lines."""
-    last = len(source) - len(old)
-    for distance in range(max(expected - first, last - expected, 0) + 1):
-        for start in (expected - distance, expected + distance):
-            if first <= start <= last and all(
-                source[start + i].rstrip("\r\n") == line for i, line in enumerate(old)
-            ):
-                return start
+def _find(
+    lines: list[str], old: list[str], expected: int, first: int, budget: list[int]
+) -> int | None:
+    """The place nearest ``expected``, not before ``first``, where ``old`` are ``lines``; None
+    when there is none or ``budget`` (places and lines compared) runs out."""
+    for start in _nearest(expected, first, len(lines) - len(old)):
+        matched = 0
+        while matched < len(old) and lines[start + matched] == old[matched]:
+            matched += 1
+        if matched == len(old):
+            return start
+        budget[0] -= matched + 1
+        if budget[0] <= 0:
+            return None
     return None
 
 
-def _skips(module: ast.Module, added: set[int], path: str) -> list[VersionSkip]:
+def _nearest(expected: int, first: int, last: int) -> Iterator[int]:
+    """``first`` … ``last``, nearest to ``expected`` first."""
+    if first > last:
+        return
+    expected = min(max(expected, first), last)
+    yield expected
+    for distance in range(1, last - first + 1):
+        below, above = expected - distance, expected + distance
+        if below < first and above > last:
+            return
+        if below >= first:
+            yield below
+        if above <= last:
+            yield above
+
+
+def _skips(module: ast.Module, added: list[int], path: str) -> list[VersionSkip]:
+    """The tests of ``module`` with a line of ``added`` (sorted), and their skips."""
     found: list[VersionSkip] = []
 
     def visit(body: list[ast.stmt], outer: tuple[Condition, ...], prefix: str) -> None:
@@ -154,7 +191,8 @@ def _skips(module: ast.Module, added: set[int], path: str) -> list[VersionSkip]:
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 last = node.end_lineno or node.lineno
-                if not any(first <= line <= last for line in added):
+                at = bisect.bisect_left(added, first)
+                if at == len(added) or added[at] > last:
                     continue
                 own = tuple(c for d in node.decorator_list for c in _decorator_conditions(d))
                 if conditions + own:

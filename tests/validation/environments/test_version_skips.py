@@ -2,6 +2,8 @@
 
 import textwrap
 
+import pytest
+
 from validation.environments.version_skips import VersionSkip, golden_skips, runnable
 
 BASE = textwrap.dedent(
@@ -125,6 +127,11 @@ def test_a_hunk_away_from_the_line_it_names_is_found_as_git_apply_finds_it():
     shifted = "# one\n# two\n" + BASE
     skips = golden_skips(_patch(9, "    assert True", "    assert 1"), lambda _: shifted)
     assert [skip.test for skip in skips] == ["tests/test_x.py::test_positional_only"]
+    # forty lines more: the line the header names is no test's; the added line is numbered
+    # where the hunk lands, in test_positional_only
+    padded = "# pad\n" * 40 + BASE
+    skips = golden_skips(_patch(9, "    assert True", "    assert 1"), lambda _: padded)
+    assert [skip.test for skip in skips] == ["tests/test_x.py::test_positional_only"]
 
 
 def test_what_cannot_be_read_gives_nothing():
@@ -148,3 +155,25 @@ def test_a_condition_nested_past_the_stack_is_not_understood_and_nothing_crashes
         patch = f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,4 @@\n"
         patch += "".join(f"+{line}\n" for line in text.splitlines())
         assert golden_skips(patch, lambda _: None) == []
+
+
+@pytest.mark.slow
+def test_hunks_that_name_the_wrong_lines_over_and_over_are_not_searched_without_end():
+    # an untrusted record: twelve hunks near the top of a file of 200,000 lines, each naming
+    # its last line; placing them all would compare millions of lines, so the file is taken
+    # as not applying (no skips read) instead
+    marks = [f"# mark {i}" for i in range(12)]
+    test = ["@pytest.mark.skipif(sys.version_info < (3, 8), reason='new')", "def test_x():"]
+    filler = ["x = 1"] * 200_000
+    text = "\n".join(["import sys, pytest", *marks, *test, "    pass", *filler, ""])
+    path = "tests/test_far.py"
+    far = len(filler)
+    patch = f"--- a/{path}\n+++ b/{path}\n"
+    patch += "".join(f"@@ -{far},1 +{far},1 @@\n {mark}\n" for mark in marks)
+    patch += f"@@ -{far},2 +{far},3 @@\n def test_x():\n+    y = 1\n     pass\n"
+    assert golden_skips(patch, lambda _: text) == []
+    # the same change with its hunk at the right line is read
+    line = len(marks) + 3
+    right = f"--- a/{path}\n+++ b/{path}\n"
+    right += f"@@ -{line},2 +{line},3 @@\n def test_x():\n+    y = 1\n     pass\n"
+    assert [skip.test for skip in golden_skips(right, lambda _: text)] == [f"{path}::test_x"]
