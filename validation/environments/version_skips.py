@@ -131,7 +131,9 @@ def _apply(text: str, patched: unidiff.PatchedFile) -> tuple[str, list[int]] | N
     at = 0
     for hunk in patched:
         old = [line.value.rstrip("\r\n") for line in hunk if line.is_context or line.is_removed]
-        start = _find(stripped, old, max(hunk.source_start - 1, 0), at, budget)
+        # a hunk with no old lines (``-N,0``) goes after line N; any other starts at line N
+        expected = hunk.source_start if not old else max(hunk.source_start - 1, 0)
+        start = _find(stripped, old, expected, at, budget)
         if start is None:
             return None
         out.extend(source[at:start])

@@ -134,6 +134,16 @@ def test_a_hunk_away_from_the_line_it_names_is_found_as_git_apply_finds_it():
     assert [skip.test for skip in skips] == ["tests/test_x.py::test_positional_only"]
 
 
+def test_a_hunk_with_no_context_goes_after_the_line_it_names():
+    # diff -U0: "@@ -9,0 +10,1 @@" adds a line after line 9 (test_positional_only's body)
+    # and "@@ -12,0 +14,1 @@" one after line 12, the first line of test_plain
+    patch = "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -9,0 +10,1 @@\n+    assert 1\n"
+    skips = golden_skips(patch, _read)
+    assert [skip.test for skip in skips] == ["tests/test_x.py::test_positional_only"]
+    plain = "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -12,0 +13,1 @@\n+    assert 2\n"
+    assert golden_skips(plain, _read) == []
+
+
 def test_what_cannot_be_read_gives_nothing():
     change = _patch(9, "    assert True", "    assert 1")
     assert golden_skips(change, lambda _: None) == []  # no such file at the base commit
