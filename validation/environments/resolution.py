@@ -166,7 +166,7 @@ def resolve(
     requires_python: str | None = None,
     python: str | None = None,
     stdlib_modules: Iterable[str] = (),
-    golden_skips: Sequence[version_skips.VersionSkip] = (),
+    golden_skips: Callable[[], Sequence[version_skips.VersionSkip]] = tuple,
 ) -> Resolution:
     """The EnvironmentSpec of one candidate: its version, entry, environment commit, Python, date.
 
@@ -177,9 +177,9 @@ def resolve(
     the environment commit, else one its classifiers name (see ``project_python``), else the
     era's (see ``era_python``), among the available Pythons that have ``stdlib_modules`` (the
     standard-library modules the golden tests start to import: ``stdlib_needs``); when the one
-    chosen so skips one of ``golden_skips`` (golden tests with a skip on the Python version:
-    ``version_skips``) that another runs, the same rule among those that run the most of them.
-    ``python``:
+    chosen so skips one of ``golden_skips()`` (golden tests with a skip on the Python version:
+    ``version_skips``; read only when a Python is chosen here) that another runs, the same rule
+    among those that run the most of them. ``python``:
     the caller's choice, over the spec's (a reference environment's, see
     :meth:`EnvironmentResolver.resolve`).
     """
@@ -216,9 +216,8 @@ def resolve(
             return era, "era"
 
         python, python_source = choose(available)
-        runs = version_skips.runnable(available, golden_skips)
-        if python is not None and python not in runs:
-            # it skips a golden test another Python runs: the same rule among those
+        runs = version_skips.runnable(available, golden_skips()) if python else available
+        if python and python not in runs:  # it skips a golden test another Python runs
             moved, moved_source = choose(runs)
             if moved is not None:
                 python, python_source = moved, moved_source
@@ -478,7 +477,7 @@ class EnvironmentResolver:
             spec_source=source,
             python=reference.python if reference else None,
             stdlib_modules=stdlib_needs.needed_modules(record.test_patch),
-            golden_skips=version_skips.golden_skips(
+            golden_skips=lambda: version_skips.golden_skips(
                 record.test_patch, lambda path: show(mirror, record.base_commit, path)
             ),
         )

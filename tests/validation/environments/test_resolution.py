@@ -89,6 +89,18 @@ def test_a_golden_test_skipped_on_the_median_python_gets_one_that_runs_it(git_re
     assert other.spec.python == "3.10"
 
 
+def test_the_golden_tests_skips_are_read_only_when_a_python_is_chosen_here(git_repo):
+    base = git_repo.commit({"setup.py": "setup(name='w')\n"})
+
+    def unread():
+        raise AssertionError("read although the spec names the Python")
+
+    spec = RepoSpec.model_validate({"repo": "acme/w", "defaults": {"python": "3.9"}})
+    named = resolve(spec, mirror=git_repo.path, base_commit=base, available_pythons=AVAILABLE,
+                    golden_skips=unread)  # fmt: skip
+    assert named.spec.python == "3.9"
+
+
 def test_the_projects_pins_are_floors_on_a_python_its_ci_did_not_test(git_repo):
     # CI tested 3.3 only, which is not available: the era's Python runs it, where pytest 2.3.4
     # (the project's pin of 2013) cannot
