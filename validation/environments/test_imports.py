@@ -37,7 +37,7 @@ from pathlib import Path
 
 import tomllib
 
-from builder.core.python_source import parse
+from builder.core.python_source import parse, skip_mark
 
 VERSION = 7
 """In the validation fingerprint: bump when what is added changes (results are recomputed)."""
@@ -176,7 +176,6 @@ def _markers(path: Path) -> dict[str, str]:
     return found
 
 
-_SKIP_MARKS = ("skipif", "skipIf", "skipUnless")
 _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 
 
@@ -235,19 +234,10 @@ def _is_constant(node: ast.expr | None, value: object) -> bool:
 def _flag_mark(node: ast.expr, flags: dict[str, str]) -> str | None:
     """The module of the flag a skip mark's condition reads (``skipif(not has_tables)``,
     ``skipUnless(has_numba())``, pytest's string form ``skipif("not has_tables")``)."""
-    if not flags or not isinstance(node, ast.Call) or not node.args:
+    mark = skip_mark(node) if flags else None
+    if mark is None:
         return None
-    func = node.func
-    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if called not in _SKIP_MARKS:
-        return None
-    condition = node.args[0]
-    if isinstance(condition, ast.Constant) and isinstance(condition.value, str):
-        expression = parse(condition.value.strip(), mode="eval")
-        if not isinstance(expression, ast.Expression):
-            return None
-        condition = expression.body
-    for part in ast.walk(condition):
+    for part in ast.walk(mark[1]):
         if isinstance(part, ast.Name) and part.id in flags:
             return flags[part.id]
     return None

@@ -22,7 +22,7 @@ from typing import Any
 
 import unidiff
 
-from builder.core.python_source import parse
+from builder.core.python_source import parse, skip_mark
 
 Condition = tuple[Any, ...]
 """``("cmp", op, version, length)``: ``sys.version_info[:length]`` (5: all of it) compared with
@@ -220,21 +220,11 @@ def _pytestmark(body: list[ast.stmt]) -> tuple[Condition, ...]:
 
 def _decorator_conditions(node: ast.expr) -> list[Condition]:
     """The skip condition of a ``skipif``/``skipIf``/``skipUnless`` call, when understood."""
-    if not isinstance(node, ast.Call) or not node.args:
+    mark = skip_mark(node)
+    condition = None if mark is None else _condition(mark[1])
+    if mark is None or condition is None:
         return []
-    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-    if name not in ("skipif", "skipIf", "skipUnless"):
-        return []
-    argument = node.args[0]
-    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-        expression = parse(argument.value.strip(), mode="eval")
-        if not isinstance(expression, ast.Expression):
-            return []
-        argument = expression.body
-    condition = _condition(argument)
-    if condition is None:
-        return []
-    return [("not", condition) if name == "skipUnless" else condition]
+    return [("not", condition) if mark[0] == "skipUnless" else condition]
 
 
 def _condition(node: ast.expr) -> Condition | None:
