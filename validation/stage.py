@@ -35,6 +35,7 @@ from validation import coverage, phases, test_file_facts
 from validation.coverage import credit
 from validation.environments import metadata, test_imports
 from validation.environments.environment import (
+    INSTALL_REPAIRS,
     EnvironmentBuildError,
     EnvironmentSpec,
     resolution_date,
@@ -176,6 +177,8 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
         failed = stored.verdict.evidence.get("environment")
         if stored.verdict.reason is not DropReason.ENVIRONMENT_FAILED or failed is None:
             return True
+        if stored.verdict.evidence.get("install_repairs") != str(INSTALL_REPAIRS):
+            return False  # the install repairs more now than when it failed
         try:
             mirror = self.repos.mirror(record.repo, record.base_commit)
             resolution = self.environments.resolve(record, mirror)
@@ -293,6 +296,7 @@ class ValidateStage(GoldenRuns, WithTestImports, Stage):
                 error=str(error),
                 log=str(error.log_path),
                 environment=spec.key(),
+                install_repairs=str(INSTALL_REPAIRS),
             )
         run_dir = self.work_dir / "runs" / key[:16]
         added: dict[str, str] = {}

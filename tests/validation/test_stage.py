@@ -306,9 +306,10 @@ def test_environment_failure_is_a_drop_with_its_log(make_case, tmp_path):
 def test_a_stored_environment_failure_holds_while_its_environment_is_the_same(
     tmp_path, work_dir, monkeypatch
 ):
-    """An install-step change that gives only some environments new keys is not in the result
-    key: the records whose environment it changes are validated again."""
-    from validation.environments.environment import EnvironmentSpec
+    """An install-step change that gives only some environments new keys, or a repair the
+    install makes for itself, is not in the result key: the records whose environment it
+    changes are validated again."""
+    from validation.environments.environment import INSTALL_REPAIRS, EnvironmentSpec
 
     repo = GitRepo(tmp_path / "r")
     base = repo.commit({"pkg/__init__.py": CODE, "tests/test_pkg.py": TESTS})
@@ -325,6 +326,12 @@ def test_a_stored_environment_failure_holds_while_its_environment_is_the_same(
     assert failed.verdict.reason is DropReason.ENVIRONMENT_FAILED
     assert stage.holds(candidate, failed)
     key = stage.key(candidate)
+    # one stored before the install repaired what it repairs now (no or another version)
+    evidence = dict(failed.verdict.evidence)
+    assert evidence.pop("install_repairs") == str(INSTALL_REPAIRS)
+    for older in ({}, {"install_repairs": str(INSTALL_REPAIRS - 1)}):
+        before = Outcome.drop("validate", DropReason.ENVIRONMENT_FAILED, **evidence, **older)
+        assert not stage.holds(candidate, before)
 
     material = EnvironmentSpec.key_material
 

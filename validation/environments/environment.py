@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -138,23 +139,57 @@ STACK = "swt-stack.txt"
 """In the venv: what the pinned stack installed (``name==version``), the optional additions'
 constraints."""
 _FAR_FUTURE = "2100-01-01T00:00:00Z"
-UNDATED_RETRY = (
-    'out=$(mktemp) && tries=0 && while :; do "$@" 2> "$out"; code=$?; cat "$out" >&2; '
-    '[ "$code" -eq 0 ] && rm -f "$out" && exit 0; '
+INSTALL_REPAIRS = 2
+"""The version of the repairs a uv install makes for itself (:data:`RETRY`), kept in a stored
+``environment_failed``'s evidence: a failure stored under an older one is validated again (the
+environment's key, which does not carry it, stays). 2: legacy metadata read leniently."""
+DEPENDENCY_METADATA = "swt-dependency-metadata.toml"
+"""In the venv: the uv configuration holding the metadata of releases uv refused, read
+leniently (see :mod:`legacy_metadata`), when any was."""
+_LENIENT = Path(__file__).with_name("legacy_metadata.py").read_text()
+RETRY = (
+    f"lenient={shlex.quote(_LENIENT)}; "
+    'swt_python() { while [ "$#" -gt 1 ]; do [ "$1" = --python ] && '
+    '{ printf "%s\\n" "$2"; return 0; }; shift; done; return 1; }; '
+    'out=$(mktemp) && tries=0 && repaired="" && configured="" && '
+    'while :; do "$@" 2> "$out"; code=$?; '
+    'cat "$out" >&2; [ "$code" -eq 0 ] && rm -f "$out" && exit 0; '
     "names=$(sed -n 's/.*`\\([^`]*\\)` was filtered by `exclude-newer`.*/\\1/p' \"$out\" "
     "| sort -u); "
-    '[ -n "$names" ] && [ "$tries" -lt 5 ] || { rm -f "$out"; exit "$code"; }; '
+    "legacy=$(sed -n 's/.*Metadata for `\\([^`]*\\)` (v\\([^)]*\\)) could not be parsed.*/"
+    '\\1==\\2/p\' "$out" | sort -u); '
+    '{ [ -n "$names" ] || [ -n "$legacy" ]; } && [ "$tries" -lt 10 ] || '
+    '{ rm -f "$out"; exit "$code"; }; '
     "for name in $names; do "
     'echo "# undated: $name (no release of it uploaded before the date)" >&2; '
     f'set -- "$@" --exclude-newer-package "$name={_FAR_FUTURE}"; done; '
+    'if [ -n "$legacy" ]; then python=$(swt_python "$@") || { rm -f "$out"; exit "$code"; }; '
+    f'config="${{python%/bin/python}}/{DEPENDENCY_METADATA}"; '
+    "for release in $legacy; do "
+    'case " $repaired " in *" $release "*) rm -f "$out"; exit "$code";; esac; '
+    'echo "# legacy metadata: $release (uv cannot parse its metadata: read leniently)" >&2; '
+    "folder=$(mktemp -d); "
+    '"$1" pip install --quiet --no-deps --python "$python" --target "$folder" "$release" >&2 '
+    '&& "$python" -c "$lenient" "$folder" "$config" "$release" >&2; made=$?; rm -rf "$folder"; '
+    '[ "$made" -eq 0 ] || { rm -f "$out"; exit "$code"; }; repaired="$repaired $release"; done; '
+    '[ -n "$configured" ] || set -- "$@" --config-file "$config"; configured=1; fi; '
     "tries=$((tries + 1)); done"
 )
-"""``sh -c`` wrapper of a dated uv install: a package none of whose releases was uploaded
-before the date (uv: "`X` was filtered by `exclude-newer`") is taken undated and the install
-run again, the name said in the log. An index's upload times are not always release dates:
-atomicwrites' releases up to 1.4.0 were deleted and 1.4.1 uploaded in July 2022, so a dated
-resolution of before then that needs it (pytest's own environments, which date pytest's
-dependencies with it) finds no version at all."""
+"""``sh -c`` wrapper of a uv install (``sh -c RETRY swt-install UV pip install …``) that repairs
+what uv refuses and runs the install again, each repair said in the log:
+
+- a package none of whose releases was uploaded before the date (uv: "`X` was filtered by
+  `exclude-newer`") is taken undated. An index's upload times are not always release dates:
+  atomicwrites' releases up to 1.4.0 were deleted and 1.4.1 uploaded in July 2022, so a dated
+  resolution of before then that needs it (pytest's own environments, which date pytest's
+  dependencies with it) finds no version at all;
+- a release whose metadata uv cannot parse (uv: "Metadata for `X` (vV) could not be parsed")
+  is installed alone (``--no-deps``) into a folder of its own, its metadata read leniently
+  into :data:`DEPENDENCY_METADATA` (:mod:`legacy_metadata`: pandas ≤ 0.24.2's ``pytz
+  (>=2011k)`` as ``pytz>=2011``), and the install given that file (``--config-file``). A
+  release named again after its repair ends the install with uv's error.
+
+Any other failure is the install's own: it ends with uv's exit code and output."""
 
 
 class EnvironmentBuildError(SwtError, RuntimeError):
@@ -466,7 +501,8 @@ def install_steps(
             tool_overrides = ("--overrides", constraints) if spec.pins_override else ()
     if dated:
         options += date_options(spec)
-        pip = ("sh", "-c", UNDATED_RETRY, "swt-dated-install", *pip)
+    if installer == "uv":  # repairs what uv refuses (see RETRY)
+        pip = ("sh", "-c", RETRY, "swt-install", *pip)
     # with pip the optional additions stay in the stack's one resolution (no constraints from
     # uv's overrides to escape); the spec's optional packages, named nowhere else, get the
     # optional step with pip too: installed when they can be, else left out and named

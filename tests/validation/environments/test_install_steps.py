@@ -15,7 +15,8 @@ from tests.support.wheels import write_wheel
 from validation.environments.environment import (
     BUILD_TOOLS,
     COMPLETE,
-    UNDATED_RETRY,
+    RETRY,
+    EnvironmentBuildError,
     EnvironmentSpec,
     Interpreters,
     LocalEnvironments,
@@ -395,6 +396,44 @@ def test_a_package_with_no_release_uploaded_before_the_date_is_taken_undated(tmp
     assert len((tmp_path / "uv.calls").read_text().splitlines()) == 1
 
 
+def test_a_release_whose_metadata_uv_cannot_parse_is_installed_with_it_read_leniently(tmp_path):
+    """pandas up to 0.24.2 requires ``pytz (>=2011k)``, which uv refuses: it skipped every such
+    release, and a resolution of 2019 needing pandas found none (pvlib 0.6's environment).
+    Real uv, offline on a local index of wheels with that metadata."""
+    index = tmp_path / "index"
+    write_wheel(index, "swt-fixture-legacy", "1.0",
+                ["swt-fixture-dep (>=2011k)", "swt-fixture-more ; extra == 'more'"])  # fmt: skip
+    write_wheel(index, "swt-fixture-dep", "2010.0")  # below the bound as read: never taken
+    write_wheel(index, "swt-fixture-dep", "2019.1")
+    write_wheel(index, "swt-fixture-more", "1.0")
+    write_wheel(index, "swt-fixture-broken", "1.0", ["swt-fixture-dep ; python_version >> '3'"])
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    offline = (("UV_NO_INDEX", "1"), ("UV_FIND_LINKS", str(index)))
+    spec = EnvironmentSpec(python=here, packages=("swt-fixture-legacy[more]",), env=offline)
+    environments = LocalEnvironments(tmp_path / "envs", Interpreters(), sandbox="none")
+    venv = environments.python(spec)
+    listed = _installed(venv)
+    assert {"swt-fixture-legacy==1.0", "swt-fixture-dep==2019.1", "swt-fixture-more==1.0"} <= set(
+        listed
+    )
+    log = (tmp_path / "envs" / f"{spec.key()}.build.log").read_text()
+    assert "# legacy metadata: swt-fixture-legacy==1.0 (uv cannot parse its metadata" in log
+    assert (
+        "# legacy metadata: swt-fixture-legacy==1.0: 'swt-fixture-dep (>=2011k)' read as "
+        "'swt-fixture-dep>=2011'" in log
+    )
+    assert (venv.parent.parent / "swt-dependency-metadata.toml").is_file()
+
+    # metadata the lenient reading cannot mend (a marker uv refuses, kept as written): the
+    # install ends with uv's error after one repair, never in a loop
+    broken = dataclasses.replace(spec, packages=("swt-fixture-broken",))
+    with pytest.raises(EnvironmentBuildError):
+        environments.python(broken)
+    log = (tmp_path / "envs" / f"{broken.key()}.build.log").read_text()
+    assert log.count("# legacy metadata: swt-fixture-broken==1.0 (uv cannot parse") == 1
+    assert "python_version >> '3'" in log.split("# legacy metadata: swt-fixture-broken")[-1]
+
+
 def test_optional_additions_resolve_after_the_pinned_stack_without_its_overrides():
     """xarray's spec pins numpy 1.23.0 and adds sparse: as an override the pin voided numba's
     own ``numpy<1.22``, and a numba that cannot be imported was installed beside it."""
@@ -407,7 +446,7 @@ def test_optional_additions_resolve_after_the_pinned_stack_without_its_overrides
     stack, optional = steps[2].argv, steps[3].argv
     assert "werkzeug<2.1" in stack and not {"sparse", "dask[array]", "zarr"} & set(stack)
     assert optional[4:8] == ("/e", "uv", "/e/bin/python", "sparse dask[array] zarr")
-    assert optional[8:13] == ("sh", "-c", UNDATED_RETRY, "swt-dated-install", "uv")  # dated
+    assert optional[8:13] == ("sh", "-c", RETRY, "swt-install", "uv")
     assert "--overrides" not in optional  # the pins meet them as installed: constraints
     # but a pinned build tool still overrides their bounds on it (numba 0.56: setuptools<60)
     tooled = dataclasses.replace(spec, packages=(*spec.packages, "setuptools==68.0.0"))
