@@ -23,12 +23,13 @@ from validation.environments.runner_inference import own_runner, pytest_facts
 from validation.environments.specs import Entry, RepoSpec, Settings
 from validation.environments.versioning import package_name, show
 
-INFERENCE_VERSION = 10
+INFERENCE_VERSION = 11
 """Bump when inference reads repositories differently: validation results are recomputed.
 6: what CI installs from a VCS URL is an optional package, by name. 7: what a requirement
 file installs from a URL too. 8: what only CI steps install is optional. 9: a ``#`` inside
 quotes in a CI step is the argument's, not a comment. 10: the spec keeps each such URL
-(``url_packages``), and a record names the index's release that stood in for it."""
+(``url_packages``), and a record names the index's release that stood in for it. 11: the
+plugins reporting to a CI service are left out (``NOT_FOR_TESTS``)."""
 
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 """Extras that carry test dependencies, in order of preference."""
@@ -37,10 +38,15 @@ NOT_FOR_TESTS = re.compile(
     r"^(tox|pre-commit|flake8.*|pylint|mypy|black|isort|ruff|sphinx.*|twine|wheel|"
     r"setuptools|pip|bump2?version|invoke|nox|coveralls|codecov|readme[-_]renderer|"
     r"check-manifest|types-.*|pydocstyle|doc8|numpydoc|jupyter.*|ipython|nbsphinx|"
-    r"pyroma|build|tbump|towncrier|flit|.*-stubs|-e|\.)$",
+    r"pyroma|build|tbump|towncrier|flit|.*-stubs|-e|\.|"
+    r"pytest-azurepipelines|pytest-github-actions-annotate-failures|pytest-travis-fold|"
+    r"teamcity-messages)$",
     re.IGNORECASE,
 )
-"""Development tools an inferred test environment leaves out (linters, docs, release tools)."""
+"""Development tools an inferred test environment leaves out (linters, docs, release tools), and
+the plugins that report a run to a CI service: they test nothing, and what they do to a run's
+report is the service's (pytest-azurepipelines 0.6 names a test after its module's docstring
+in the JUnit report and the summary, so no id of the run is the test's)."""
 
 _SETUP_KWARG = re.compile(r"\b{name}\s*=\s*(['\"])(.+?)\1")
 _FACTORS = re.compile(r"^([\w.!-]+(?:\s*,\s*[\w.!-]+)*)\s*:\s")
