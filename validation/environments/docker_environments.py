@@ -37,6 +37,8 @@ from validation.environments.docker_engine import (
 from validation.environments.egg_info_tags import SETUP_CFG, without_tags
 from validation.environments.environment import (
     LEFT_OUT,
+    RETRY,
+    RETRY_NAME,
     URL_SOURCES,
     EnvironmentBuildError,
     EnvironmentSpec,
@@ -191,8 +193,13 @@ def install_lines(spec: EnvironmentSpec) -> list[str]:
     """The shell lines running :func:`environment_steps`, each echoed first (a build script's
     body: the Docker backend's and an exported task's ``build.sh``)."""
     lines = []
-    for step in environment_steps(spec):
-        command = shlex.join(step.argv)
+    steps = environment_steps(spec)
+    if any(RETRY in step.argv for step in steps):  # written once, run by name
+        lines.append(f"{RETRY_NAME}={shlex.quote(RETRY)}")
+    for step in steps:
+        command = " ".join(
+            f'"${RETRY_NAME}"' if arg == RETRY else shlex.quote(arg) for arg in step.argv
+        )
         if step.argv[0] == "apt-get":
             command = f"apt-get update -q && {command}"
         if step.in_project:

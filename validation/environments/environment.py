@@ -192,6 +192,16 @@ what uv refuses and runs the install again, each repair said in the log:
 Any other failure is the install's own: it ends with uv's exit code and output."""
 
 
+RETRY_NAME = "SWT_RETRY"
+"""What a build log or script calls :data:`RETRY`: it is written out once (a build script sets
+the variable), never in every step that runs it."""
+
+
+def shown(argv: tuple[str, ...] | list[str]) -> str:
+    """A step's command as a build log shows it, :data:`RETRY` by its name."""
+    return " ".join(f'"${RETRY_NAME}"' if arg == RETRY else arg for arg in argv)
+
+
 class EnvironmentBuildError(SwtError, RuntimeError):
     """Building an environment failed; ``log_path`` holds the installer's output."""
 
@@ -848,7 +858,7 @@ class LocalEnvironments:
                 for step in steps:
                     if step.label == "system packages":
                         continue  # checked above (image_packages: not required); never apt-get
-                    log.write(f"$ {' '.join(step.argv)}\n")
+                    log.write(f"$ {shown(step.argv)}\n")
                     log.flush()
                     start = log.tell()
                     proxy.unreachable.clear()  # this step's alone

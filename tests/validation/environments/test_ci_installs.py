@@ -77,9 +77,7 @@ def test_a_workflow_step_that_installs_numpy_reaches_the_inferred_spec(git_repo)
     # the lint job runs no tests; a step for a matrix value nobody has never runs
     assert "flake8-bugbear" not in packages and "never-installed" not in packages
     # plugins that report to the CI service test nothing, and rename what a run reports
-    assert not {"pytest-azurepipelines", "pytest-github-actions-annotate-failures"} & set(
-        packages
-    )
+    assert not {"pytest-azurepipelines", "pytest-github-actions-annotate-failures"} & set(packages)
     assert "install steps of .github/workflows/tests.yml" in spec.note
 
 

@@ -20,7 +20,7 @@ from validation.environments.docker_environments import (
     vcs_metadata,
 )
 from validation.environments.dockerfile import BUILD_SCRIPT, build_script, dockerfile
-from validation.environments.environment import EnvironmentSpec
+from validation.environments.environment import RETRY, RETRY_NAME, EnvironmentSpec
 from validation.environments.generated import GENERATED_PLACER
 
 INSTRUCTIONS = {"FROM", "COPY", "RUN", "ENV", "WORKDIR"}
@@ -52,6 +52,31 @@ def _instructions(text: str) -> list[dict]:
     parser = DockerfileParser(fileobj=io.BytesIO())  # in memory: no Dockerfile written anywhere
     parser.content = text
     return [item for item in parser.structure if item["instruction"] != "COMMENT"]
+
+
+def test_the_installs_repair_script_is_written_once_and_run_by_name(git_repo, tmp_path):
+    """Every uv install runs :data:`RETRY` (a few KB, the lenient metadata reader inside): a
+    build script sets it once and each step runs it by name, as its echo shows it."""
+    lines = install_lines(_hostile_spec(git_repo))
+    assert lines[0] == f"{RETRY_NAME}={shlex.quote(RETRY)}"
+    script = "\n".join(lines)
+    assert script.count("def lenient_requirement") == 1
+    runs = [line for line in lines[1:] if f'"${RETRY_NAME}"' in line]
+    assert len(runs) >= 4  # the install steps, each echoed and run
+    # run by name, the variable is the script: a stand-in uv that fails once as uv does when
+    # no release is dated, then installs
+    uv = tmp_path / "uv"
+    uv.write_text(
+        '#!/bin/sh\necho "$@" >> "$0.calls"\n'
+        'case " $* " in *" late=2100-01-01T00:00:00Z "*) exit 0;; esac\n'
+        "echo 'hint: `late` was filtered by `exclude-newer` to only include ...' >&2; exit 1\n"
+    )
+    uv.chmod(0o755)
+    body = f'{lines[0]}\n( sh -c "${RETRY_NAME}" swt-install {uv} pip install late )\n'
+    done = subprocess.run(["sh", "-c", body], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "# undated: late" in done.stderr
+    assert len((tmp_path / "uv.calls").read_text().splitlines()) == 2
 
 
 def test_every_line_of_the_dockerfile_is_one_instruction_whatever_the_scripts(git_repo):

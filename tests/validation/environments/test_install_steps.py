@@ -423,6 +423,7 @@ def test_a_release_whose_metadata_uv_cannot_parse_is_installed_with_it_read_leni
         "'swt-fixture-dep>=2011'" in log
     )
     assert (venv.parent.parent / "swt-dependency-metadata.toml").is_file()
+    assert '"$SWT_RETRY" swt-install' in log and "def lenient_requirement" not in log  # by name
 
     # metadata the lenient reading cannot mend (a marker uv refuses, kept as written): the
     # install ends with uv's error after one repair, never in a loop
