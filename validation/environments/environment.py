@@ -151,27 +151,28 @@ RETRY = (
     f"lenient={shlex.quote(_LENIENT)}; "
     'swt_python() { while [ "$#" -gt 1 ]; do [ "$1" = --python ] && '
     '{ printf "%s\\n" "$2"; return 0; }; shift; done; return 1; }; '
-    'out=$(mktemp) && tries=0 && repaired="" && configured="" && '
-    'while :; do "$@" 2> "$out"; code=$?; '
-    'cat "$out" >&2; [ "$code" -eq 0 ] && rm -f "$out" && exit 0; '
-    "names=$(sed -n 's/.*`\\([^`]*\\)` was filtered by `exclude-newer`.*/\\1/p' \"$out\" "
+    'out=$(mktemp -d) && tries=0 && repaired="" && configured="" && '
+    'while :; do rm -f "$out/pipe"; mkfifo "$out/pipe" && { tee "$out/err" < "$out/pipe" >&2 & } '
+    '&& "$@" 2> "$out/pipe"; code=$?; wait; '
+    '[ "$code" -eq 0 ] && rm -rf "$out" && exit 0; '
+    "names=$(sed -n 's/.*`\\([^`]*\\)` was filtered by `exclude-newer`.*/\\1/p' \"$out/err\" "
     "| sort -u); "
     "legacy=$(sed -n 's/.*Metadata for `\\([^`]*\\)` (v\\([^)]*\\)) could not be parsed.*/"
-    '\\1==\\2/p\' "$out" | sort -u); '
+    '\\1==\\2/p\' "$out/err" | sort -u); '
     '{ [ -n "$names" ] || [ -n "$legacy" ]; } && [ "$tries" -lt 10 ] || '
-    '{ rm -f "$out"; exit "$code"; }; '
+    '{ rm -rf "$out"; exit "$code"; }; '
     "for name in $names; do "
     'echo "# undated: $name (no release of it uploaded before the date)" >&2; '
     f'set -- "$@" --exclude-newer-package "$name={_FAR_FUTURE}"; done; '
-    'if [ -n "$legacy" ]; then python=$(swt_python "$@") || { rm -f "$out"; exit "$code"; }; '
+    'if [ -n "$legacy" ]; then python=$(swt_python "$@") || { rm -rf "$out"; exit "$code"; }; '
     f'config="${{python%/bin/python}}/{DEPENDENCY_METADATA}"; '
     "for release in $legacy; do "
-    'case " $repaired " in *" $release "*) rm -f "$out"; exit "$code";; esac; '
+    'case " $repaired " in *" $release "*) rm -rf "$out"; exit "$code";; esac; '
     'echo "# legacy metadata: $release (uv cannot parse its metadata: read leniently)" >&2; '
     "folder=$(mktemp -d); "
     '"$1" pip install --quiet --no-deps --python "$python" --target "$folder" "$release" >&2 '
     '&& "$python" -c "$lenient" "$folder" "$config" "$release" >&2; made=$?; rm -rf "$folder"; '
-    '[ "$made" -eq 0 ] || { rm -f "$out"; exit "$code"; }; repaired="$repaired $release"; done; '
+    '[ "$made" -eq 0 ] || { rm -rf "$out"; exit "$code"; }; repaired="$repaired $release"; done; '
     '[ -n "$configured" ] || set -- "$@" --config-file "$config"; configured=1; fi; '
     "tries=$((tries + 1)); done"
 )
@@ -189,7 +190,8 @@ what uv refuses and runs the install again, each repair said in the log:
   (>=2011k)`` as ``pytz>=2011``), and the install given that file (``--config-file``). A
   release named again after its repair ends the install with uv's error.
 
-Any other failure is the install's own: it ends with uv's exit code and output."""
+Any other failure is the install's own: it ends with uv's exit code. uv's output reaches the log
+as it is written (through ``tee``), so a build stopped at its time limit still shows it."""
 
 
 RETRY_NAME = "SWT_RETRY"

@@ -4,7 +4,10 @@ the environment's era (never older than its Python)."""
 import dataclasses
 import ensurepip
 import json
+import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -394,6 +397,25 @@ def test_a_package_with_no_release_uploaded_before_the_date_is_taken_undated(tmp
     failed = subprocess.run(dependencies.argv, capture_output=True, text=True)
     assert failed.returncode == 2 and "disk full" in failed.stderr
     assert len((tmp_path / "uv.calls").read_text().splitlines()) == 1
+
+
+def test_the_installs_output_reaches_the_log_while_it_runs(tmp_path):
+    """A build stopped at its time limit still shows what uv wrote: the repairs read uv's
+    output from a copy, never by holding it back until uv ends."""
+    uv = tmp_path / "uv"
+    uv.write_text("#!/bin/sh\necho 'Resolved 3 packages' >&2\nexec sleep 60\n")
+    uv.chmod(0o755)
+    step = install_steps(BASE, base_python="p", venv="/e", project_dir="/src", uv=str(uv))
+    (dependencies,) = [s for s in step if s.label == "dependencies"]
+    running = subprocess.Popen(dependencies.argv, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)  # fmt: skip
+    try:
+        readable, _, _ = select.select([running.stderr], [], [], 20)
+        assert readable, "nothing of uv's output while it runs"
+        assert running.stderr.readline() == "Resolved 3 packages\n"  # before uv ends
+    finally:
+        os.killpg(running.pid, signal.SIGKILL)
+        running.wait()
 
 
 def test_a_release_whose_metadata_uv_cannot_parse_is_installed_with_it_read_leniently(tmp_path):
