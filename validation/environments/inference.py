@@ -39,8 +39,8 @@ NOT_FOR_TESTS = re.compile(
     r"setuptools|pip|bump2?version|invoke|nox|coveralls|codecov|readme[-_]renderer|"
     r"check-manifest|types-.*|pydocstyle|doc8|numpydoc|jupyter.*|ipython|nbsphinx|"
     r"pyroma|build|tbump|towncrier|flit|.*-stubs|-e|\.|"
-    r"pytest-azurepipelines|pytest-github-actions-annotate-failures|pytest-travis-fold|"
-    r"teamcity-messages)$",
+    r"pytest[-_.]azurepipelines|pytest[-_.]github[-_.]actions[-_.]annotate[-_.]failures|"
+    r"pytest[-_.]travis[-_.]fold|teamcity[-_.]messages)$",
     re.IGNORECASE,
 )
 """Development tools an inferred test environment leaves out (linters, docs, release tools), and
