@@ -3,7 +3,7 @@
 Releases of before PEP 440 carry version bounds that are no PEP 440 version: pandas up to 0.24.2
 requires ``pytz (>=2011k)``. The pip of their era compared such bounds as legacy versions; uv
 (as pip since 24.1) refuses the whole metadata, skips every release that has it, and a dated
-resolution of 2019 that needs pandas finds none at all. The install step (``LENIENT_RETRY`` in
+resolution of 2019 that needs pandas finds none at all. The install step (``RETRY`` in
 ``environment.py``) installs the release uv named with ``--no-deps`` into a folder of its own,
 and this script reads that folder's ``*.dist-info/METADATA``: each bound that is no PEP 440
 version is read as its leading release number (``>=2011k`` as ``>=2011``, ``>=3.`` as ``>=3``),
