@@ -44,6 +44,7 @@ from validation.environments.environment import (
     EnvironmentSpec,
     InstallStep,
     install_steps,
+    shown,
 )
 from validation.environments.images import ENV_REPOSITORY, BaseImageError, ensure_base_image
 from validation.environments.index_proxy import ANY, IndexProxy, allowed_hosts, through_forwarder
@@ -197,9 +198,7 @@ def install_lines(spec: EnvironmentSpec) -> list[str]:
     if any(RETRY in step.argv for step in steps):  # written once, run by name
         lines.append(f"{RETRY_NAME}={shlex.quote(RETRY)}")
     for step in steps:
-        command = " ".join(
-            f'"${RETRY_NAME}"' if arg == RETRY else shlex.quote(arg) for arg in step.argv
-        )
+        command = shown(step.argv, shlex.quote)
         if step.argv[0] == "apt-get":
             command = f"apt-get update -q && {command}"
         if step.in_project:

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -199,9 +199,10 @@ RETRY_NAME = "SWT_RETRY"
 the variable), never in every step that runs it."""
 
 
-def shown(argv: tuple[str, ...] | list[str]) -> str:
-    """A step's command as a build log shows it, :data:`RETRY` by its name."""
-    return " ".join(f'"${RETRY_NAME}"' if arg == RETRY else arg for arg in argv)
+def shown(argv: tuple[str, ...] | list[str], quote: Callable[[str], str] = str) -> str:
+    """A step's command as a build log (``quote``: a build script) shows it, :data:`RETRY` by
+    its name (a script sets it once)."""
+    return " ".join(f'"${RETRY_NAME}"' if arg == RETRY else quote(arg) for arg in argv)
 
 
 class EnvironmentBuildError(SwtError, RuntimeError):
