@@ -1,7 +1,8 @@
 """Fidelity on real records: does validation reproduce the official FAIL_TO_PASS/PASS_TO_PASS?
 
 Runs the project's own validation stage (source → validate, resumable through the result store)
-on SWE-bench-format records whose repositories' histories are in ``--repos-dir`` and compares
+on SWE-bench-format records whose repositories' histories are in ``--repos-dir`` (one
+``owner+name`` folder each, the repositories of their submodules too) and compares
 the outcome with the official lists through ``swt-builder compare``'s code
 (``builder/compare``): per repository, how many instances reproduce the official
 ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` exactly, the mean ``PASS_TO_PASS`` Jaccard, and the named

@@ -185,7 +185,13 @@ class RepoCache:
                     refspec = f"+refs/*:{SUBMODULE_REFS}/{folder}/*"
                     git("fetch", "--quiet", source, refspec, cwd=path)
             except (RepoUnavailable, GitError) as error:
-                raise RepoUnavailable(f"{said} cannot be had: {error}") from error
+                said += f" cannot be had: {error}"
+                if submodule.url not in self.locations and other not in self.locations:
+                    said += (
+                        f"; no local copy of it is configured: name one under `repos` as "
+                        f"'{other or submodule.url}: PATH'"
+                    )
+                raise RepoUnavailable(said) from error
             if not _has_commit(path, submodule.commit):
                 raise CommitNotFound(f"{said}: commit not found in the submodule's repository")
         for nested in submodules(path, submodule.commit):

@@ -60,8 +60,10 @@ def test_a_submodule_that_cannot_be_had_is_named(tmp_path):
     main, _, commit, _ = with_submodule(tmp_path, str(tmp_path / "gone"))
     shutil.rmtree(main.path / ".git" / "modules")  # a clone whose submodules were never fetched
     cache = RepoCache(tmp_path / "cache", {"o/main": str(main.path)})
-    with pytest.raises(RepoUnavailable, match=r"o/main: submodule helpers \(.*gone\)"):
+    with pytest.raises(RepoUnavailable, match=r"o/main: submodule helpers \(.*gone\)") as raised:
         cache.mirror("o/main", commit)
+    # the user's way out: where a local copy would be named
+    assert f"name one under `repos` as '{tmp_path / 'gone'}: PATH'" in str(raised.value)
     # a mirror made elsewhere, without the submodule's commits: the worktree names it
     bare = tmp_path / "bare.git"
     git("clone", "--quiet", "--mirror", str(main.path), str(bare))
