@@ -188,8 +188,8 @@ class RepoCache:
                 said += f" cannot be had: {error}"
                 if submodule.url not in self.locations and other not in self.locations:
                     said += (
-                        f"; no local copy of it is configured: name one under `repos` as "
-                        f"'{other or submodule.url}: PATH'"
+                        f"; no local copy of it is configured: name one in the config's "
+                        f'[repos] as "{other or submodule.url}" = "PATH"'
                     )
                 raise RepoUnavailable(said) from error
             if not _has_commit(path, submodule.commit):

@@ -63,7 +63,9 @@ def test_a_submodule_that_cannot_be_had_is_named(tmp_path):
     with pytest.raises(RepoUnavailable, match=r"o/main: submodule helpers \(.*gone\)") as raised:
         cache.mirror("o/main", commit)
     # the user's way out: where a local copy would be named
-    assert f"name one under `repos` as '{tmp_path / 'gone'}: PATH'" in str(raised.value)
+    assert f'name one in the config\'s [repos] as "{tmp_path / "gone"}" = "PATH"' in str(
+        raised.value
+    )
     # a mirror made elsewhere, without the submodule's commits: the worktree names it
     bare = tmp_path / "bare.git"
     git("clone", "--quiet", "--mirror", str(main.path), str(bare))
