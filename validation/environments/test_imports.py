@@ -11,6 +11,10 @@ Read statically from the test files as the test patch leaves them (never importe
   not those inside ``try`` or functions, which the file itself treats as optional or late);
 - every ``importorskip("name")``-like call in it (a call of a name ending in ``importorskip``
   with a literal first argument);
+- a flag it sets by trying an import, when a skip mark it applies to its own tests reads the
+  flag (``try: import numpy; HAVE_NP = True`` … ``@pytest.mark.skipif(not HAVE_NP, ...)`` on
+  a test class or function, or in ``pytestmark``; pydicom's idiom): the same as an
+  ``importorskip`` of that module;
 - the project's skip markers it imports: ``from pkg.tests import requires_dask`` where
   ``pkg/tests`` (a module of the checkout) binds ``requires_dask`` from such a call, or as a
   skip mark whose condition reads a flag set by trying an import (``requires_tables =
@@ -39,7 +43,7 @@ import tomllib
 
 from builder.core.python_source import parse, skip_mark
 
-VERSION = 7
+VERSION = 8
 """In the validation fingerprint: bump when what is added changes (results are recomputed)."""
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {
@@ -109,6 +113,8 @@ def wanted_modules(tree: Path, test_files: Iterable[str]) -> dict[str, str]:
                     want(alias.name, f"{name}:{node.lineno}")
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 want(node.module, f"{name}:{node.lineno}")
+        for node, skipped in _own_flag_marks(module):
+            want(skipped, f"{name}:{node.lineno}")
         for node in ast.walk(module):
             skipped = _importorskip(node)
             if skipped:
@@ -229,6 +235,38 @@ def _tried_import(node: ast.Try) -> str | None:
 
 def _is_constant(node: ast.expr | None, value: object) -> bool:
     return isinstance(node, ast.Constant) and node.value is value
+
+
+def _own_flag_marks(module: ast.Module) -> list[tuple[ast.expr, str]]:
+    """The skip marks a test module applies to its own tests whose condition reads a flag it
+    sets by trying an import, each with that import's module: a decorator of a test class or
+    function (the mark itself, or a name the module binds to it) and ``pytestmark``. A mark
+    only defined (a ``conftest.py``'s ``requires_tables = ...``) skips nothing there."""
+    flags = _import_flags(module)
+    if not flags:
+        return []
+    named: dict[str, str] = {}
+    for node in module.body:
+        if isinstance(node, ast.Assign) and (skipped := _flag_mark(node.value, flags)):
+            named.update({t.id: skipped for t in node.targets if isinstance(t, ast.Name)})
+    found: list[tuple[ast.expr, str]] = []
+    for node in ast.walk(module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for decorator in node.decorator_list:
+                skipped = _flag_mark(decorator, flags) or (
+                    named.get(decorator.id) if isinstance(decorator, ast.Name) else None
+                )
+                if skipped:
+                    found.append((decorator, skipped))
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
+        ):
+            for part in ast.walk(node.value):
+                skipped = _flag_mark(part, flags) if isinstance(part, ast.expr) else None
+                skipped = skipped or (named.get(part.id) if isinstance(part, ast.Name) else None)
+                if skipped:
+                    found.append((part, skipped))
+    return found
 
 
 def _flag_mark(node: ast.expr, flags: dict[str, str]) -> str | None:

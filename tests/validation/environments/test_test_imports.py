@@ -155,6 +155,84 @@ def test_skip_marks_on_a_flag_set_by_trying_an_import_in_a_conftest_beside_the_t
     # skip_windows and requires_fast read no flag of an import; pandas_ok is not set True
 
 
+FLAGGED = """
+import pytest
+
+try:
+    import numpy as np
+    HAVE_NP = True
+except ImportError:
+    HAVE_NP = False
+
+try:
+    import PIL
+    HAVE_PIL = True
+except ImportError:
+    HAVE_PIL = False
+
+try:
+    import gdcm
+    HAVE_GDCM = True
+except ImportError:
+    HAVE_GDCM = False
+
+try:
+    import jpeg_ls
+except ImportError:
+    jpeg_ls = None
+
+
+@pytest.mark.skipif(not HAVE_NP, reason="Numpy is not available")
+class TestNumpy:
+    def test_a(self):
+        pass
+
+
+def test_b():
+    if not HAVE_GDCM:  # a branch, not a skip mark: the file runs without it
+        return
+
+
+try:
+    import yaml
+    HAVE_YAML = True
+except ImportError:
+    HAVE_YAML = False
+
+try:
+    import tables
+    HAVE_TABLES = True
+except ImportError:
+    HAVE_TABLES = False
+
+requires_yaml = pytest.mark.skipif(not HAVE_YAML, reason="yaml")
+requires_tables = pytest.mark.skipif(not HAVE_TABLES, reason="defined, applied nowhere here")
+
+
+@requires_yaml
+def test_c():
+    pass
+
+
+pytestmark = [pytest.mark.skipif("not HAVE_PIL")]
+"""
+
+
+def test_skip_marks_of_the_test_file_on_a_flag_it_sets_by_trying_an_import(tmp_path):
+    """pydicom's idiom: the test file itself sets ``HAVE_NP`` by trying the import and skips
+    its classes with ``skipif(not HAVE_NP)``; like an ``importorskip``, the module is wanted.
+    A flag only branched on, an import tried without a flag and a mark only defined (as a
+    ``conftest.py`` defines them for other files) are not."""
+    repo = GitRepo(tmp_path / "r")
+    repo.commit({"pydicom/__init__.py": "", "pydicom/tests/test_np.py": FLAGGED})
+    assert wanted_modules(repo.path, ["pydicom/tests/test_np.py"]) == {
+        "PIL": "pydicom/tests/test_np.py:60",  # the mark in pytestmark
+        "numpy": "pydicom/tests/test_np.py:28",  # the class's decorator
+        "pytest": "pydicom/tests/test_np.py:2",
+        "yaml": "pydicom/tests/test_np.py:55",  # a name bound to the mark, as a decorator
+    }
+
+
 def test_a_missing_syntax_broken_or_linked_file_wants_nothing(tmp_path):
     repo = GitRepo(tmp_path / "r")
     deep = "import numpy\nx = " + "not " * 100_000 + "y\n"  # past the parser's stack
