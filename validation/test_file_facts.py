@@ -14,17 +14,18 @@ _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "
 _MODULE_SETUP = frozenset({"setup_module", "setUpModule"})
 """Functions run once for the whole module: an ``importorskip`` there skips every test of it
 (pytest's own ``test_nose.py``: ``mod.nose = pytest.importorskip("nose")``)."""
-VERSION = 2
+VERSION = 3
 """Bump when what these facts say changes (in the validation stage's fingerprint). 2: an
-``importorskip`` in ``setup_module`` guards the module too."""
+``importorskip`` in ``setup_module`` guards the module too. 3: a module-level ``find_spec``."""
 
 
 def optional_imports(source: str) -> list[str]:
     """The top-level modules ``source`` imports at module level only when they are installed:
     inside ``try`` with an ``except ImportError`` (or ``ModuleNotFoundError``) handler, or
     through ``pytest.importorskip("name")`` (also in ``setup_module``, which runs for the whole
-    module); standard library modules (a fallback for an older Python) left out. Empty for a
-    file that does not parse."""
+    module), or asked of ``importlib.util.find_spec("name")`` at module level (astroid's
+    ``HAS_PYQT6 = find_spec("PyQt6")``, which its skip marks read); standard library modules
+    (a fallback for an older Python) left out. Empty for a file that does not parse."""
     tree = parse(source)
     if not isinstance(tree, ast.Module):
         return []
@@ -35,8 +36,10 @@ def optional_imports(source: str) -> list[str]:
         module_wide = not isinstance(node, ast.FunctionDef | ast.ClassDef) or (
             isinstance(node, ast.FunctionDef) and node.name in _MODULE_SETUP
         )
+        # a find_spec counts in a module-level statement only, not in setup_module
+        probe = _is_importorskip if isinstance(node, ast.FunctionDef) else _guards
         for call in ast.walk(node) if module_wide else ():
-            if isinstance(call, ast.Call) and _is_importorskip(call.func) and call.args:
+            if isinstance(call, ast.Call) and probe(call.func) and call.args:
                 first = call.args[0]
                 if isinstance(first, ast.Constant) and isinstance(first.value, str):
                     found.add(first.value.split(".")[0])
@@ -93,6 +96,12 @@ def _imported(statement: ast.stmt) -> list[str]:
     if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
         return [statement.module.split(".")[0]]
     return []
+
+
+def _guards(func: ast.expr) -> bool:
+    """An ``importorskip`` or a ``find_spec`` (``importlib.util.find_spec``, or imported bare)."""
+    named = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return named == "find_spec" or _is_importorskip(func)
 
 
 def _is_importorskip(func: ast.expr) -> bool:

@@ -45,6 +45,21 @@ def test_a_module_level_guarded_import_is_an_optional_module() -> None:
     assert optional_imports("def broken(:\n") == []
 
 
+def test_a_module_level_find_spec_is_an_optional_module() -> None:
+    # astroid's tests/brain/test_qt.py: its skip mark reads whether PyQt6 can be found
+    qt = (
+        "from importlib.util import find_spec\nimport importlib\nimport pytest\n\n"
+        'HAS_PYQT6 = find_spec("PyQt6")\n'
+        'HAS_ATTRS = importlib.util.find_spec("attrs.converters") is not None\n\n\n'
+        '@pytest.mark.skipif(HAS_PYQT6 is None, reason="needs PyQt6")\n'
+        "class TestBrainQt:\n"
+        '    def test_x(self):\n        assert find_spec("inside_a_test")\n\n\n'
+        'def setup_module(mod):\n    find_spec("not_a_guard_in_setup")\n'
+    )
+    assert optional_imports(qt) == ["PyQt6", "attrs"]
+    assert optional_imports('import importlib.util\nimportlib.util.find_spec("json")\n') == []
+
+
 def test_an_importorskip_in_setup_module_guards_the_whole_module() -> None:
     # pytest's own testing/test_nose.py: every test skipped when nose is not installed
     nose = (
