@@ -13,7 +13,8 @@ Read statically from the test files as the test patch leaves them (never importe
   with a literal first argument);
 - a flag it sets by trying an import, when a skip mark it applies to its own tests reads the
   flag (``try: import numpy; HAVE_NP = True`` … ``@pytest.mark.skipif(not HAVE_NP, ...)`` on
-  a test class or function, or in ``pytestmark``; pydicom's idiom): the same as an
+  a test class or function, or in ``pytestmark``; pydicom's idioms, also ``except
+  ImportError: numpy = None`` then ``have_numpy = numpy is not None``): the same as an
   ``importorskip`` of that module;
 - the project's skip markers it imports: ``from pkg.tests import requires_dask`` where
   ``pkg/tests`` (a module of the checkout) binds ``requires_dask`` from such a call, or as a
@@ -43,7 +44,7 @@ import tomllib
 
 from builder.core.python_source import parse, skip_mark
 
-VERSION = 8
+VERSION = 9
 """In the validation fingerprint: bump when what is added changes (results are recomputed)."""
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {
@@ -187,8 +188,11 @@ _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 
 def _import_flags(module: ast.Module) -> dict[str, str]:
     """Flags a module sets at module level from trying one import → that import's module:
-    ``try: import m; has_m = True`` with an ``except ImportError`` that sets it False, or a
-    function whose ``try`` imports ``m`` and returns True (its name is the flag)."""
+    ``try: import m; has_m = True`` with an ``except ImportError`` that sets it False; the
+    name the tried import binds when the handler sets it to None (``except ImportError: numpy
+    = None``); a name then bound to a test of such a flag alone (``have_numpy = numpy is not
+    None``); or a function whose ``try`` imports ``m`` and returns True (its name is the
+    flag)."""
     flags: dict[str, str] = {}
     for node in module.body:
         if isinstance(node, ast.Try):
@@ -200,6 +204,17 @@ def _import_flags(module: ast.Module) -> dict[str, str]:
                     for target in statement.targets:
                         if isinstance(target, ast.Name):
                             flags[target.id] = imported
+            bound = _bound_by_import(node)
+            for handler in node.handlers:
+                for statement in handler.body:
+                    if isinstance(statement, ast.Assign) and _is_constant(statement.value, None):
+                        for target in statement.targets:
+                            if isinstance(target, ast.Name) and target.id in bound:
+                                flags[target.id] = imported
+        elif isinstance(node, ast.Assign) and (derived := _derived_flag(node.value, flags)):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    flags[target.id] = derived
         elif isinstance(node, ast.FunctionDef):
             for statement in node.body:
                 if isinstance(statement, ast.Try):
@@ -208,6 +223,30 @@ def _import_flags(module: ast.Module) -> dict[str, str]:
                     if imported and any(_is_constant(r.value, True) for r in returns):
                         flags[node.name] = imported
     return flags
+
+
+def _bound_by_import(node: ast.Try) -> set[str]:
+    """The names the first import statement of a ``try`` binds (``import numpy as np``: np)."""
+    for statement in node.body:
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            return {alias.asname or alias.name.split(".")[0] for alias in statement.names}
+    return set()
+
+
+def _derived_flag(value: ast.expr, flags: dict[str, str]) -> str | None:
+    """The module of the one flag ``value`` tests, when it reads no other name (``numpy is
+    not None``, ``not has_numpy``, ``bool(numpy)``); None otherwise."""
+    if not isinstance(value, ast.Compare | ast.UnaryOp | ast.Name | ast.Call):
+        return None
+    names = [part.id for part in ast.walk(value) if isinstance(part, ast.Name)]
+    if isinstance(value, ast.Call):
+        if not (isinstance(value.func, ast.Name) and value.func.id == "bool"):
+            return None
+        names.remove("bool")
+    read = set(names)
+    if len(read) == 1 and (name := read.pop()) in flags:
+        return flags[name]
+    return None
 
 
 def _tried_import(node: ast.Try) -> str | None:

@@ -233,6 +233,55 @@ def test_skip_marks_of_the_test_file_on_a_flag_it_sets_by_trying_an_import(tmp_p
     }
 
 
+DERIVED = """
+import pytest
+
+try:
+    import numpy
+except ImportError:
+    numpy = None
+
+try:
+    import gdcm as g
+except ImportError:
+    g = None
+
+try:
+    import jpeg_ls
+except ImportError:
+    jpeg_ls = False  # not None: a fallback, no flag
+
+have_numpy = numpy is not None
+have_both = numpy is not None and g is not None  # two flags: not one module's
+
+
+class TestReader:
+    @pytest.mark.skipif(not have_numpy, reason="Numpy not installed")
+    def test_pixels(self):
+        pass
+
+    @pytest.mark.skipif(g is None, reason="gdcm")
+    def test_gdcm(self):
+        pass
+
+    @pytest.mark.skipif(not jpeg_ls, reason="jpeg_ls")
+    def test_jpeg_ls(self):
+        pass
+"""
+
+
+def test_a_flag_derived_from_the_name_a_tried_import_binds(tmp_path):
+    """pydicom's other idiom: the handler binds the imported name to None, and a flag is a test
+    of that name (``have_numpy = numpy is not None``)."""
+    repo = GitRepo(tmp_path / "r")
+    repo.commit({"pydicom/__init__.py": "", "pydicom/tests/test_reader.py": DERIVED})
+    assert wanted_modules(repo.path, ["pydicom/tests/test_reader.py"]) == {
+        "gdcm": "pydicom/tests/test_reader.py:28",
+        "numpy": "pydicom/tests/test_reader.py:24",
+        "pytest": "pydicom/tests/test_reader.py:2",
+    }
+
+
 def test_a_missing_syntax_broken_or_linked_file_wants_nothing(tmp_path):
     repo = GitRepo(tmp_path / "r")
     deep = "import numpy\nx = " + "not " * 100_000 + "y\n"  # past the parser's stack
