@@ -286,26 +286,21 @@ def _own_flag_marks(module: ast.Module) -> list[tuple[ast.expr, str]]:
         return []
     named: dict[str, str] = {}
     for node in module.body:
-        if isinstance(node, ast.Assign) and (skipped := _flag_mark(node.value, flags)):
-            named.update({t.id: skipped for t in node.targets if isinstance(t, ast.Name)})
-    found: list[tuple[ast.expr, str]] = []
+        if isinstance(node, ast.Assign) and (wanted := _flag_mark(node.value, flags)):
+            named.update({t.id: wanted for t in node.targets if isinstance(t, ast.Name)})
+
+    def module_of(mark: ast.expr) -> str | None:  # the mark itself, or a name bound to one
+        return named.get(mark.id) if isinstance(mark, ast.Name) else _flag_mark(mark, flags)
+
+    applied: list[ast.expr] = []
     for node in ast.walk(module):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for decorator in node.decorator_list:
-                skipped = _flag_mark(decorator, flags) or (
-                    named.get(decorator.id) if isinstance(decorator, ast.Name) else None
-                )
-                if skipped:
-                    found.append((decorator, skipped))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            applied += node.decorator_list
         elif isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
         ):
-            for part in ast.walk(node.value):
-                skipped = _flag_mark(part, flags) if isinstance(part, ast.expr) else None
-                skipped = skipped or (named.get(part.id) if isinstance(part, ast.Name) else None)
-                if skipped:
-                    found.append((part, skipped))
-    return found
+            applied += [part for part in ast.walk(node.value) if isinstance(part, ast.expr)]
+    return [(mark, found) for mark in applied if (found := module_of(mark))]
 
 
 def _flag_mark(node: ast.expr, flags: dict[str, str]) -> str | None:
